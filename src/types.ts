@@ -186,3 +186,43 @@ export interface RunSummary {
   /** Present when SLOs were given. */
   goodput?: { slo: Slo; good: number; requestsPerSec: number };
 }
+
+/**
+ * One scrape of the server's `/metrics`, on the run's clock (`tMs` like the records).
+ * Field names are vLLM V1's series; older names (`gpu_cache_usage_perc`) are mapped onto them.
+ * Written one per line to `metrics.jsonl` in the run folder.
+ */
+export interface MetricsSample {
+  tMs: number;
+  /** `vllm:num_requests_running` */
+  running?: number;
+  /** `vllm:num_requests_waiting` */
+  waiting?: number;
+  /** `vllm:kv_cache_usage_perc` (0..1) */
+  kvUsage?: number;
+  /** `vllm:num_preemptions_total` (cumulative) */
+  preemptionsTotal?: number;
+  /** `vllm:prompt_tokens_total` (cumulative) */
+  promptTokensTotal?: number;
+  /** `vllm:generation_tokens_total` (cumulative) */
+  generationTokensTotal?: number;
+  /** `vllm:prefix_cache_queries_total` (cumulative, tokens) */
+  prefixQueriesTotal?: number;
+  /** `vllm:prefix_cache_hits_total` (cumulative, tokens) */
+  prefixHitsTotal?: number;
+  /** Simulator only: p99 step lateness over the scrape interval, ms. */
+  simLatenessMs?: number;
+}
+
+/** One `nvidia-smi` sample, on the run's clock. Written to `gpu.jsonl`. Never fabricated. */
+export interface GpuSample {
+  tMs: number;
+  gpu: number;
+  utilPct?: number;
+  memUsedMiB?: number;
+  memTotalMiB?: number;
+  powerW?: number;
+  /** PCIe throughput from `nvidia-smi dmon -s t`, MB/s. */
+  pcieRxMBps?: number;
+  pcieTxMBps?: number;
+}
