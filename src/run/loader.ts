@@ -1,0 +1,252 @@
+/**
+ * Reading runs back: a run folder into typed records, summary and manifest; a tree of runs into
+ * a list; records into a danfojs DataFrame for tables and plots.
+ *
+ * Damage is data, not an exception: a torn last line (the process died mid-write) or a garbage
+ * line in `requests.jsonl` is skipped and reported in `problems` with file and line number. Only a
+ * folder that is not a run at all (no or unreadable manifest) throws.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DataFrame } from 'danfojs';
+import type { Distribution, RequestRecord, RunSummary } from '../types';
+import { lockIsLive } from './folder';
+import { checkManifest, type RunManifest } from './manifest';
+
+/** A run read from disk. */
+export interface LoadedRun {
+  dir: string;
+  manifest: RunManifest;
+  /** Records in file order (warm-up included), bad lines skipped. */
+  records: RequestRecord[];
+  /** Present once the run finished. */
+  summary?: RunSummary;
+  /** Human-readable issues found while reading, e.g. `requests.jsonl line 51: truncated …`. */
+  problems: string[];
+}
+
+function readManifest(dir: string): RunManifest {
+  const file = path.join(dir, 'manifest.json');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new Error(`${dir} is not a LoadLab run: no ${file} (runs are folders made by createRun)`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file} is not a LoadLab run manifest: not valid JSON (${(err as Error).message})`);
+  }
+  return checkManifest(value, file);
+}
+
+const DIST_KEYS = ['ttftMs', 'tpotMs', 'itlMs', 'e2eMs', 'queueMs', 'ttftFromIntendedMs'] as const;
+const RATE_KEYS = ['requestsPerSec', 'outputTokensPerSec', 'totalTokensPerSec'] as const;
+
+/** JSON stores NaN as null: put NaN back in the summary's distributions and rates. */
+function reviveSummary(raw: Record<string, unknown>): RunSummary {
+  const s = raw as unknown as RunSummary;
+  const nan = (v: unknown) => (v === null || v === undefined ? NaN : (v as number));
+  for (const key of DIST_KEYS) {
+    const d = (raw[key] ?? {}) as Record<string, unknown>;
+    const out = {} as Distribution;
+    for (const f of ['n', 'mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'] as const) out[f] = nan(d[f]);
+    if (Number.isNaN(out.n)) out.n = 0;
+    s[key] = out;
+  }
+  for (const key of RATE_KEYS) s[key] = nan(raw[key]);
+  if (s.goodput) s.goodput.requestsPerSec = nan(s.goodput.requestsPerSec);
+  return s;
+}
+
+/** Why a parsed line is not a record, or undefined if it is one. */
+function recordProblem(v: unknown): string | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
+  const r = v as Record<string, unknown>;
+  for (const f of ['index', 'startMs', 'endMs'] as const) {
+    if (typeof r[f] !== 'number') return `missing number '${f}'`;
+  }
+  if (typeof r.ok !== 'boolean') return `missing boolean 'ok'`;
+  return undefined;
+}
+
+/** Back to the record type: NaN written as null → undefined for optional numbers, NaN for required. */
+function reviveRecord(raw: Record<string, unknown>): RequestRecord {
+  for (const [k, v] of Object.entries(raw)) if (v === null) delete raw[k];
+  const r = raw as unknown as RequestRecord;
+  r.warmup ??= false;
+  r.chunkMs ??= [];
+  r.chunkTokens ??= [];
+  r.itlMs ??= [];
+  r.intendedStartMs ??= NaN;
+  r.queueMs ??= NaN;
+  return r;
+}
+
+/**
+ * Parse a JSON-lines file. Lines that are not JSON, or that `check` rejects (it returns the reason),
+ * are skipped and described in `problems` with the file name and 1-based line number, in file order.
+ */
+export function readJsonLines(
+  file: string,
+  problems: string[],
+  check: (value: unknown) => string | undefined = () => undefined,
+): unknown[] {
+  const name = path.basename(file);
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  const out: unknown[] = [];
+  lines.forEach((text, i) => {
+    if (text.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      const last = i === lines.length - 1; // no newline after it: the write was cut off
+      problems.push(
+        last
+          ? `${name} line ${i + 1}: truncated last line (the run was probably killed mid-write); skipped`
+          : `${name} line ${i + 1}: not valid JSON; skipped: ${text.slice(0, 60)}`,
+      );
+      return;
+    }
+    const why = check(value);
+    if (why) problems.push(`${name} line ${i + 1}: ${why}; skipped`);
+    else out.push(value);
+  });
+  return out;
+}
+
+/**
+ * Read a run folder. Records come back as `RequestRecord`s (nulls removed, arrays defaulted), the
+ * summary with NaN restored where JSON has null.
+ * @throws when `dir` has no `manifest.json`, or it is not valid JSON, or lacks a required field
+ *   (message like `…/manifest.json is not a LoadLab run manifest: missing 'target'`).
+ */
+export function loadRun(dir: string): LoadedRun {
+  const manifest = readManifest(dir);
+  const problems: string[] = [];
+  const records: RequestRecord[] = [];
+  const reqFile = path.join(dir, 'requests.jsonl');
+  if (fs.existsSync(reqFile)) {
+    for (const value of readJsonLines(reqFile, problems, recordProblem)) {
+      records.push(reviveRecord(value as Record<string, unknown>));
+    }
+  } else {
+    problems.push('requests.jsonl is missing');
+  }
+
+  let summary: RunSummary | undefined;
+  const sumFile = path.join(dir, 'summary.json');
+  if (fs.existsSync(sumFile)) {
+    try {
+      summary = reviveSummary(JSON.parse(fs.readFileSync(sumFile, 'utf8')));
+    } catch (err) {
+      problems.push(`summary.json is not valid JSON (${(err as Error).message}); ignored`);
+    }
+  } else if (manifest.status === 'complete') {
+    problems.push(`manifest says 'complete' but summary.json is missing`);
+  }
+  if (manifest.status === 'running' && !lockIsLive(path.join(dir, '.lock'))) {
+    problems.push(`status is 'running' but no writer holds the lock: the run was killed before it finished`);
+  }
+  return { dir, manifest, records, summary, problems };
+}
+
+/** One entry of `listRuns`. */
+export interface RunListing {
+  dir: string;
+  manifest: RunManifest;
+  /** `summary.json` present and status `'complete'`. */
+  complete: boolean;
+}
+
+/**
+ * Every run folder under `root` (default `'data'`), found recursively and sorted by path. Folders
+ * without a valid manifest are skipped (their sub-folders are still searched); a run folder's own
+ * sub-folders and dot-folders are not. Moved-aside `<dir>.incomplete-<stamp>` folders are listed
+ * too (`complete: false`). A missing root gives `[]`.
+ */
+export function listRuns(root = 'data'): RunListing[] {
+  const out: RunListing[] = [];
+  const walk = (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    if (entries.some((e) => e.isFile() && e.name === 'manifest.json')) {
+      try {
+        const manifest = readManifest(dir);
+        const complete = manifest.status === 'complete' && fs.existsSync(path.join(dir, 'summary.json'));
+        out.push({ dir, manifest, complete });
+        return;
+      } catch {
+        // not a run after all; look inside
+      }
+    }
+    for (const e of entries) {
+      if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') walk(path.join(dir, e.name));
+    }
+  };
+  walk(root);
+  return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
+}
+
+/**
+ * Columns of `recordsToDataFrame`, in order, with their danfo dtypes. The record's `index` is the
+ * column `requestIndex`: danfo makes every column a property of the frame, and a column named
+ * `index` would shadow `DataFrame.index` and break `print()`, `loc` and plotting.
+ */
+export const RECORD_COLUMNS = {
+  requestIndex: 'int32', requestId: 'string', tag: 'string', warmup: 'boolean', ok: 'boolean',
+  status: 'float32', errorCode: 'string', intendedStartMs: 'float32', startMs: 'float32',
+  firstTokenMs: 'float32', endMs: 'float32', ttftMs: 'float32', tpotMs: 'float32', e2eMs: 'float32',
+  queueMs: 'float32', ttftFromIntendedMs: 'float32', promptTokens: 'float32', outputTokens: 'float32',
+  cachedTokens: 'float32', finishReason: 'string', chunks: 'int32', itlMeanMs: 'float32', itlMaxMs: 'float32',
+} as const;
+
+/** A row of `recordsToDataFrame`: numbers (NaN when missing), strings (null when missing), booleans. */
+export type RecordRow = Record<keyof typeof RECORD_COLUMNS, number | string | boolean | null>;
+
+/** One flat row per record (the DataFrame's rows, usable without danfo). */
+export function recordRow(r: RequestRecord): RecordRow {
+  const num = (v: number | undefined) => (v === undefined || v === null ? NaN : v);
+  // null, not undefined: danfo cannot read back a column whose first value is undefined.
+  const str = (v: string | undefined) => (v === undefined || v === null ? null : v);
+  const itl = r.itlMs ?? [];
+  let sum = 0;
+  let max = -Infinity;
+  for (const g of itl) {
+    sum += g;
+    if (g > max) max = g;
+  }
+  return {
+    requestIndex: r.index, requestId: str(r.requestId), tag: str(r.tag), warmup: r.warmup, ok: r.ok,
+    status: num(r.status), errorCode: str(r.error?.code), intendedStartMs: num(r.intendedStartMs),
+    startMs: num(r.startMs), firstTokenMs: num(r.firstTokenMs), endMs: num(r.endMs), ttftMs: num(r.ttftMs),
+    tpotMs: num(r.tpotMs), e2eMs: num(r.e2eMs), queueMs: num(r.queueMs), ttftFromIntendedMs: num(r.ttftFromIntendedMs),
+    promptTokens: num(r.promptTokens), outputTokens: num(r.outputTokens), cachedTokens: num(r.cachedTokens),
+    finishReason: str(r.finishReason), chunks: (r.chunkMs ?? []).length,
+    itlMeanMs: itl.length ? sum / itl.length : NaN, itlMaxMs: itl.length ? max : NaN,
+  };
+}
+
+/**
+ * danfojs DataFrame with one row per record, in the given order (row labels 0..n−1), and the
+ * scalar columns of `RECORD_COLUMNS` (`requestIndex` = the record's `index`; times in ms on the run clock; `chunks` = token chunks; `itlMeanMs`/`itlMaxMs` over the record's
+ * gaps). Missing numbers are NaN so numeric columns stay numeric; missing strings are null.
+ * Danfo labels float columns `float32` but keeps the JS doubles. Zero records → 0 rows, same columns.
+ */
+export function recordsToDataFrame(records: readonly RequestRecord[]): DataFrame {
+  const columns = Object.keys(RECORD_COLUMNS) as Array<keyof typeof RECORD_COLUMNS>;
+  const dtypes = columns.map((c) => RECORD_COLUMNS[c]);
+  if (records.length === 0) return new DataFrame([], { columns, dtypes });
+  const rows = records.map(recordRow);
+  const data: Record<string, unknown[]> = {};
+  for (const c of columns) data[c] = rows.map((row) => row[c]);
+  return new DataFrame(data, { columns, dtypes });
+}
