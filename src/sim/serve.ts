@@ -1,0 +1,175 @@
+/**
+ * Boots the simulated vLLM server in this process: flags → engine config → tokenizer →
+ * engine on the real clock → HTTP. Prints vLLM-like startup lines, a SIMULATED banner, the
+ * periodic `Engine 000:` stats line, and finally `LOADLAB_SIM_LISTENING <url>` (what
+ * `startSim` waits for). Used by `src/sim/main.ts` (process entry) and `loadlab sim`.
+ */
+import { seededRng } from '../rng';
+import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '../server/flags';
+import { realClock } from './clock';
+import { kvCacheTokens, maxConcurrency, resolveEngineConfig, V1_DEFAULTS } from './config';
+import { createEngine } from './engine';
+import { createSimServer, EMULATED_VLLM_VERSION } from './http';
+import { SimMetrics } from './metrics';
+import { DEFAULT_PROFILE } from './profile';
+import { QueueTimes } from './queue-time';
+import { loadTokenizer } from './tokens';
+import type { EngineStats } from './types';
+
+/** The line `startSim` waits for; the URL follows after one space. */
+export const LISTENING_MARKER = 'LOADLAB_SIM_LISTENING';
+
+/** Step lateness p99 above which the simulator warns that it is falling behind real time, ms. */
+export const LATENESS_WARN_MS = 2;
+
+/** A running in-process simulator. */
+export interface RunningSim {
+  url: string;
+  port: number;
+  /** Stop the engine and the HTTP server. */
+  close(): Promise<void>;
+}
+
+/** vLLM's log prefix: `INFO 12-02 11:05:01 [file.py:123]`. */
+function prefix(level: 'INFO' | 'WARNING' | 'ERROR', where: string): string {
+  const d = new Date();
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${level} ${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} [${where}]`;
+}
+
+/** p99 by linear interpolation at (n−1)·0.99 (numpy's default). */
+function p99(xs: number[]): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const pos = (s.length - 1) * 0.99;
+  const lo = Math.floor(pos);
+  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
+}
+
+/**
+ * Starts the simulator from parsed `vllm serve` args. Throws (message names the fix) on a
+ * bad configuration. `log` receives each output line (default: stdout).
+ */
+export async function serveSim(args: ServeArgs, log: (line: string) => void = (l) => console.log(l)): Promise<RunningSim> {
+  const profile = DEFAULT_PROFILE;
+  const config = resolveEngineConfig(args.flags, profile);
+  const modelPath = args.model ?? profile.model.name;
+  const served = args.flags.servedModelName ?? modelPath;
+  const seed = args.flags.seed ?? 0;
+  log('='.repeat(100));
+  log(`  SIMULATED vLLM (LoadLab) ${EMULATED_VLLM_VERSION} — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`);
+  log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
+  log('='.repeat(100));
+  log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${EMULATED_VLLM_VERSION} (simulated, profile ${profile.id})`);
+  log(`${prefix('INFO', 'api_server.py:2')} args: ${[modelPath, ...toServeArgs(args.flags), '--host', args.host, '--port', String(args.port)].join(' ')}`);
+
+  const t0 = performance.now();
+  const tok = await loadTokenizer();
+  log(`${prefix('INFO', 'tokenizer.py:1')} Loaded Qwen tokenizer in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+
+  const clock = realClock();
+  const engine = createEngine({ config, profile, clock, seed });
+  const metrics = new SimMetrics({
+    modelName: served, config, profile: profile.id, vllmVersion: EMULATED_VLLM_VERSION,
+    gpuMemoryUtilization: args.flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization,
+  });
+  const queueTimes = new QueueTimes(() => engine.scheduler.running, (q) => metrics.observeQueueTime(q));
+  const lateness: number[] = [];
+  engine.onStep((info) => {
+    metrics.observeStep(info);
+    queueTimes.onStep(info.startMs);
+    lateness.push(info.latenessMs);
+  });
+  const server = createSimServer({
+    engine, tok, metrics, queueTimes, servedModelName: served, modelPath, now: () => clock.now(), rng: seededRng(seed),
+    apiOverheadMs: profile.perf.apiOverheadMs, enablePromptTokensDetails: args.enablePromptTokensDetails,
+    enableForceIncludeUsage: args.enableForceIncludeUsage,
+  });
+
+  log(`${prefix('INFO', 'kv_cache_utils.py:1')} GPU KV cache size: ${kvCacheTokens(config).toLocaleString('en-US')} tokens`);
+  log(`${prefix('INFO', 'kv_cache_utils.py:2')} Maximum concurrency for ${config.maxModelLen.toLocaleString('en-US')} tokens per request: ${maxConcurrency(config).toFixed(2)}x`);
+  log(`${prefix('INFO', 'sim.py:1')} Effective engine config: ${JSON.stringify(config)}`);
+
+  const port = await server.listen(args.port, args.host);
+  const hostForUrl = args.host.includes(':') ? `[${args.host}]` : args.host;
+  const url = `http://${hostForUrl}:${port}`;
+  log(`${prefix('INFO', 'api_server.py:3')} Starting vLLM API server 0 on ${url}`);
+  log(`${prefix('INFO', 'api_server.py:4')} Startup complete in ${((performance.now() - t0) / 1000).toFixed(2)} s (simulated).`);
+  log(`${LISTENING_MARKER} ${url}`);
+
+  let timer: NodeJS.Timeout | undefined;
+  if (args.statsIntervalS > 0) {
+    let prev: EngineStats = engine.stats();
+    let prevMs = clock.now();
+    let wasIdle = true;
+    timer = setInterval(() => {
+      const s = engine.stats();
+      const dt = Math.max(1e-9, (clock.now() - prevMs) / 1000);
+      const promptTps = (s.promptTokens - prev.promptTokens) / dt;
+      const genTps = (s.generationTokens - prev.generationTokens) / dt;
+      const preempt = s.numPreemptions - prev.numPreemptions;
+      const late = p99(lateness.splice(0));
+      const idle = promptTps === 0 && genTps === 0 && s.running === 0 && s.waiting === 0;
+      prev = s;
+      prevMs = clock.now();
+      if (idle && wasIdle) return; // like vLLM: no repeated lines while idle
+      wasIdle = idle;
+      // Since start (vLLM: over the last 1000 requests; the same until then).
+      const hit = s.prefixCacheQueries > 0 ? (100 * s.prefixCacheHits) / s.prefixCacheQueries : 0;
+      log(`${prefix('INFO', 'loggers.py:1')} Engine 000: Avg prompt throughput: ${promptTps.toFixed(1)} tokens/s, Avg generation throughput: ${genTps.toFixed(1)} tokens/s, ` +
+        `Running: ${s.running} reqs, Waiting: ${s.waiting} reqs, Preemptions: ${preempt}, GPU KV cache usage: ${(100 * s.kvUsage).toFixed(1)}%, ` +
+        `Prefix cache hit rate: ${hit.toFixed(1)}% | sim step lateness p99: ${late.toFixed(2)} ms`);
+      if (late > LATENESS_WARN_MS) {
+        log(`${prefix('WARNING', 'sim.py:2')} simulator is falling behind real time: step lateness p99 ${late.toFixed(2)} ms > ${LATENESS_WARN_MS} ms, so timing numbers are less faithful (close busy programs or lower the load).`);
+      }
+    }, args.statsIntervalS * 1000);
+    timer.unref();
+  }
+
+  return {
+    url,
+    port,
+    async close() {
+      if (timer) clearInterval(timer);
+      engine.close();
+      await server.close();
+    },
+  };
+}
+
+/**
+ * Runs the simulator as this process's job: parse `argv` (`vllm serve` flags), print help or
+ * serve, exit 0 on SIGTERM/SIGINT. A bad flag or configuration prints the reason to stderr
+ * and sets exit code 1. With `LOADLAB_SIM_WATCH_STDIN=1` (set by `startSim`) it also exits
+ * when stdin closes, so the simulator never outlives the process that started it.
+ */
+export async function runSimProcess(argv: string[]): Promise<void> {
+  let sim: RunningSim;
+  try {
+    const args = parseServeArgs(argv);
+    if (args.help) {
+      console.log(formatFlagsHelp());
+      return;
+    }
+    sim = await serveSim(args);
+  } catch (err) {
+    console.error(`ERROR [loadlab-sim] ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+    return;
+  }
+  let stopping = false;
+  const stop = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`INFO [loadlab-sim] ${why}: shutting down.`);
+    setTimeout(() => process.exit(0), 2000).unref();
+    sim.close().then(() => process.exit(0), () => process.exit(0));
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  if (process.env.LOADLAB_SIM_WATCH_STDIN === '1') {
+    process.stdin.on('end', () => stop('parent went away (stdin closed)'));
+    process.stdin.on('error', () => stop('parent went away (stdin error)'));
+    process.stdin.resume();
+  }
+}
