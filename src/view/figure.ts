@@ -1,0 +1,121 @@
+/**
+ * The figure shape every chart builder returns: a plain Plotly `{ data, layout }` object.
+ * Typed with small local interfaces (no `@types/plotly`), open-ended so any Plotly attribute
+ * can be set. Also the few helpers the builders share: titles, colours, quantiles.
+ */
+
+/** One Plotly trace (`scatter`, `bar`, ...). Any other Plotly trace attribute is allowed. */
+export interface Trace {
+  type: string;
+  name?: string;
+  x?: unknown[];
+  y?: unknown[];
+  /** `'x'` (default) or `'x2'`, ... */
+  xaxis?: string;
+  /** `'y'` (default) or `'y2'`, ... */
+  yaxis?: string;
+  [attr: string]: unknown;
+}
+
+/** A Plotly axis (`layout.xaxis`, `layout.yaxis2`, ...). */
+export interface Axis {
+  title?: { text: string };
+  type?: 'linear' | 'log' | 'category' | 'date';
+  /** Vertical (y) or horizontal (x) share of the plot area, `[from, to]` in 0..1. */
+  domain?: [number, number];
+  [attr: string]: unknown;
+}
+
+/** A Plotly layout. `xaxis2`, `yaxis3`, ... go through the index signature. */
+export interface Layout {
+  title?: { text: string };
+  xaxis?: Axis;
+  yaxis?: Axis;
+  annotations?: Record<string, unknown>[];
+  shapes?: Record<string, unknown>[];
+  [attr: string]: unknown;
+}
+
+/** What every builder returns and `show` renders. */
+export interface Figure {
+  data: Trace[];
+  layout: Layout;
+  /** Plotly config (`responsive`, `displaylogo`, ...); `show` supplies sensible defaults. */
+  config?: Record<string, unknown>;
+}
+
+/** Options every chart builder accepts. */
+export interface ChartOptions {
+  /** Chart title; each builder has a default. */
+  title?: string;
+  /** Label the chart "(simulated)": numbers from the simulator are always labelled so. Default false. */
+  simulated?: boolean;
+  /** Figure height in px; each builder has a default. */
+  height?: number;
+}
+
+/** `title`, plus " (simulated)" when `simulated` is true. */
+export function chartTitle(title: string, simulated?: boolean): { text: string } {
+  return { text: simulated ? `${title} (simulated)` : title };
+}
+
+/** An axis title object, e.g. `axisTitle('TTFT (ms)')`. */
+export function axisTitle(text: string): { text: string } {
+  return { text };
+}
+
+/** Plotly's default colour cycle, to colour related traces alike. */
+export const PALETTE: readonly string[] = [
+  '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd',
+  '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
+];
+
+/** The `i`-th palette colour (wraps around). */
+export function colorAt(i: number): string {
+  return PALETTE[((i % PALETTE.length) + PALETTE.length) % PALETTE.length];
+}
+
+/** Fixed colours for request phases and markers, shared by the Gantt and the server timeline. */
+export const PHASE_COLORS = {
+  queued: '#c7c7c7',
+  waiting: '#ffbb78',
+  decode: '#1f77b4',
+  tokens: 'rgba(0,0,0,0.45)',
+  failed: '#d62728',
+  stall: '#d62728',
+  preemption: '#9467bd',
+} as const;
+
+/** Finite numbers of `values`, sorted ascending (a copy). */
+export function sortedFinite(values: readonly number[]): number[] {
+  return values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+}
+
+/**
+ * Quantile `q` (0..1) of ascending `sorted` values by linear interpolation at `(n-1)·q`
+ * (numpy's default, the method src/stats uses). NaN for an empty array.
+ */
+export function quantileSorted(sorted: readonly number[], q: number): number {
+  const n = sorted.length;
+  if (n === 0) return NaN;
+  const pos = (n - 1) * Math.min(1, Math.max(0, q));
+  const lo = Math.floor(pos);
+  const hi = Math.min(n - 1, lo + 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+/** Milliseconds on the run clock → seconds, the unit of every time axis. */
+export function msToS(ms: number): number {
+  return ms / 1000;
+}
+
+/** Base layout shared by the builders: title, height, compact margins, legend between title and plot. */
+export function baseLayout(title: string, opts: ChartOptions, defaultHeight = 420): Layout {
+  return {
+    title: chartTitle(opts.title ?? title, opts.simulated),
+    height: opts.height ?? defaultHeight,
+    margin: { l: 70, r: 30, t: 90, b: 55 },
+    legend: { orientation: 'h', x: 0, y: 1.02, yanchor: 'bottom' },
+    hovermode: 'closest',
+  };
+}

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import {
+  abComparison, findSaturation, itlTimeSeries, latencyCdf, latencyThroughputTradeoff, percentileBars,
+  requestGantt, scalingPoints, serverTimeline, throughputVsConcurrency, counterIncrements,
+} from '../src/view';
+import { metricsSamples, rec, summary, timelineRecords } from './helpers/view-fixtures';
+
+describe('latencyCdf', () => {
+  it('draws a step line per series through sorted values and marks p50/p95/p99', () => {
+    const fig = latencyCdf([{ label: 'a', values: [30, 10, 20, NaN, 40] }, { label: 'b', values: [] }], { title: 'TTFT', unit: 'ms' });
+    expect(fig.data).toHaveLength(4); // line + markers per series
+    expect(fig.data[0].x).toEqual([10, 20, 30, 40]);
+    expect(fig.data[0].y).toEqual([0.25, 0.5, 0.75, 1]);
+    expect(fig.data[1].x).toEqual([25, 38.5, 39.7].map((v) => expect.closeTo(v, 9)));
+    expect(fig.data[1].text).toEqual(['p50', 'p95', 'p99']);
+    expect(fig.data[2].x).toEqual([]);
+    expect(fig.layout.title?.text).toBe('TTFT');
+    expect(fig.layout.xaxis?.title?.text).toBe('latency (ms)');
+  });
+  it('labels simulated numbers', () => {
+    expect(latencyCdf([], { title: 'TTFT', simulated: true }).layout.title?.text).toBe('TTFT (simulated)');
+  });
+});
+
+describe('percentileBars', () => {
+  it('one grouped trace per percentile, values straight from the summaries', () => {
+    const fig = percentileBars([{ label: 1, summary: summary(1) }, { label: 8, summary: summary(8) }], 'e2eMs');
+    expect(fig.layout.barmode).toBe('group');
+    expect(fig.data.map((t) => t.name)).toEqual(['p50', 'p95', 'p99']);
+    expect(fig.data[0].x).toEqual(['1', '8']);
+    expect(fig.data[2].y).toEqual([300, 2400]);
+    expect(fig.layout.yaxis?.title?.text).toBe('E2E latency (ms)');
+  });
+});
+
+describe('findSaturation', () => {
+  const pts = [1, 2, 4, 8, 16, 32].map((c, i) => ({ concurrency: c, outputTokensPerSec: [100, 190, 360, 600, 640, 650][i] }));
+  it('returns the first concurrency whose next doubling adds < 10%', () => {
+    expect(findSaturation(pts)).toBe(8); // 600 → 640 is +6.7%
+    expect(findSaturation(pts, { gainBelow: 0.8 })).toBe(4); // 360 → 600 is +67% < 80%
+    expect(findSaturation(pts.slice(0, 4))).toBeUndefined();
+    expect(findSaturation([])).toBeUndefined();
+  });
+  it('normalises gaps that are not one doubling (per doubling)', () => {
+    // 1 → 4 is two doublings: 100 → 118 is ~8.6% per doubling.
+    expect(findSaturation([{ concurrency: 4, outputTokensPerSec: 118 }, { concurrency: 1, outputTokensPerSec: 100 }])).toBe(1);
+  });
+  it('rejects a nonsense threshold with the fix', () => {
+    expect(() => findSaturation(pts, { gainBelow: -1 })).toThrow(/gainBelow must be a fraction/);
+  });
+});
+
+describe('throughputVsConcurrency / latencyThroughputTradeoff', () => {
+  const pts = scalingPoints([8, 1, 4].map((c) => ({ concurrency: c, summary: summary(c) })));
+  it('puts throughput and p99 TTFT on two y axes and marks saturation', () => {
+    const fig = throughputVsConcurrency(pts, { saturationAt: 4, simulated: true });
+    expect(fig.data).toHaveLength(2);
+    expect(fig.data[0].x).toEqual([1, 4, 8]);
+    expect(fig.data[0].y).toEqual([100, 400, 800]);
+    expect(fig.data[1].yaxis).toBe('y2');
+    expect(fig.data[1].y).toEqual([30, 120, 240]);
+    expect(fig.layout.yaxis2).toMatchObject({ overlaying: 'y', side: 'right' });
+    expect(fig.layout.xaxis?.type).toBe('log');
+    expect(fig.layout.shapes?.[0]).toMatchObject({ x0: 4, x1: 4 });
+    expect(fig.layout.annotations?.[0]).toMatchObject({ x: Math.log10(4), text: expect.stringContaining('4') });
+    expect(fig.layout.title?.text).toMatch(/\(simulated\)$/);
+    expect(throughputVsConcurrency(pts).layout.annotations).toBeUndefined();
+  });
+  it('plots throughput against p95 E2E labelled by concurrency', () => {
+    const fig = latencyThroughputTradeoff(pts);
+    expect(fig.data[0].x).toEqual([100, 400, 800]);
+    expect(fig.data[0].y).toEqual([200, 800, 1600]);
+    expect(fig.data[0].text).toEqual(['c=1', 'c=4', 'c=8']);
+  });
+});
+
+describe('requestGantt', () => {
+  it('splits each request into queued / waiting / decode bars in seconds, plus ticks and failures', () => {
+    const fig = requestGantt(timelineRecords());
+    expect(fig.data.map((t) => t.name)).toEqual([
+      'queued (client)', 'waiting for 1st token (queue + prefill)', 'decode', 'token chunks', 'failed',
+    ]);
+    const [queued, waiting, decode, ticks, failed] = fig.data;
+    expect(queued).toMatchObject({ y: [1], base: [0], x: [0.05] });
+    expect(waiting.base).toEqual([0, 0.05, 0.06]);
+    expect(waiting.x).toEqual([0.1, 0.15, 0.24].map((v) => expect.closeTo(v, 9)));
+    expect(decode.base).toEqual([0.1, 0.2, 0.3]);
+    expect(decode.x).toEqual([0.04, 0.32, 0.01].map((v) => expect.closeTo(v, 9)));
+    expect(ticks.x).toHaveLength(11);
+    expect(failed).toMatchObject({ x: [0.4], y: [2] });
+    expect(fig.layout.barmode).toBe('overlay');
+    expect(fig.layout.xaxis?.title?.text).toBe('run time (s)');
+  });
+  it('colours decode by tag and can drop ticks', () => {
+    const fig = requestGantt(timelineRecords(), { colorBy: 'tag', ticks: false });
+    expect(fig.data.map((t) => t.name)).toEqual([
+      'queued (client)', 'waiting for 1st token (queue + prefill)', 'decode · short', 'decode · long', 'failed',
+    ]);
+  });
+});
+
+describe('itlTimeSeries', () => {
+  it('plots each gap at the arrival of the chunk that ended it', () => {
+    const fig = itlTimeSeries(timelineRecords(), { tag: 'long' });
+    expect(fig.data).toHaveLength(1);
+    expect(fig.data[0].x).toEqual([0.21, 0.51, 0.52]);
+    expect(fig.data[0].y).toEqual([10, 300, 10]);
+    expect(fig.layout.shapes?.[0]).toMatchObject({ y0: 10 }); // median line
+    expect(itlTimeSeries(timelineRecords()).data.map((t) => t.name)).toEqual(['short', 'long']);
+  });
+});
+
+describe('serverTimeline', () => {
+  const fig = serverTimeline(timelineRecords(), metricsSamples(), {
+    series: ['running', 'waiting', 'kvUsage', 'preemptions', 'generationTokensPerSec'],
+  });
+  it('shares one x axis across stacked panels', () => {
+    expect(fig.data.every((t) => t.xaxis === 'x')).toBe(true);
+    const axes = ['yaxis', 'yaxis2', 'yaxis3', 'yaxis4'].map((k) => fig.layout[k] as { domain: [number, number]; anchor: string });
+    expect(fig.layout.yaxis5).toBeUndefined();
+    for (const a of axes) expect(a.anchor).toBe('x');
+    for (let i = 1; i < axes.length; i++) expect(axes[i].domain[1]).toBeLessThan(axes[i - 1].domain[0]); // top to bottom
+    expect(fig.layout.xaxis).toMatchObject({ anchor: 'y4' });
+  });
+  it('draws gauges as given, counters as increments and rates', () => {
+    const byName = (n: string) => fig.data.find((t) => t.name === n)!;
+    expect(byName('running (requests)')).toMatchObject({ yaxis: 'y2', y: [0, 1, 2, 3, 3, 3] });
+    expect(byName('KV cache usage (%)').y).toEqual([0, 10, 20, 30, 40, 50].map((v) => expect.closeTo(v, 9)));
+    expect(byName('generation tokens/s')).toMatchObject({ yaxis: 'y4', y: [100, 100, 100, 100, 100] });
+    expect(byName('preemptions (+n per scrape)')).toMatchObject({ x: [0.3], y: [1] });
+    expect(fig.layout.shapes).toEqual([expect.objectContaining({ x0: 0.3, yref: 'paper', y0: 0, y1: 1 })]);
+  });
+  it('marks ITL stalls above k× the median gap on the request row', () => {
+    const stalls = fig.data.find((t) => String(t.name).startsWith('ITL stall'))!;
+    expect(stalls).toMatchObject({ x: [0.51], y: [1], yaxis: 'y' });
+  });
+  it('adds GPU utilisation by default when samples are given', () => {
+    const g = serverTimeline([rec(0, { start: 0, chunks: [10, 20] })], metricsSamples(), {
+      gpu: [{ tMs: 0, gpu: 0, utilPct: 50 }, { tMs: 100, gpu: 0, utilPct: 90 }], simulated: true,
+    });
+    expect(g.data.find((t) => t.name === 'GPU 0 util (%)')).toMatchObject({ yaxis: 'y3', y: [50, 90] });
+    expect(g.layout.title?.text).toMatch(/\(simulated\)$/);
+  });
+  it('treats a counter reset as zero', () => {
+    expect(counterIncrements([{ tMs: 0, preemptionsTotal: 5 }, { tMs: 1, preemptionsTotal: 2 }], 'preemptionsTotal'))
+      .toEqual([{ tMs: 1, inc: 0, dtMs: 1 }]);
+  });
+});
+
+describe('abComparison', () => {
+  it('plots the percentile of each variant with CI error bars', () => {
+    const fig = abComparison(
+      [{ label: 'A', values: [1, 2, 3, 4, 5], ci: { lo: 2, hi: 4.5 } }, { label: 'B', values: [10, 20, 30] }],
+      { metric: 'TTFT', percentile: 'p50' },
+    );
+    expect(fig.data).toHaveLength(1);
+    expect(fig.data[0].y).toEqual([3, 20]);
+    expect(fig.data[0].error_y).toMatchObject({ array: [1.5, 0], arrayminus: [1, 0], symmetric: false });
+    expect(fig.layout.yaxis?.title?.text).toBe('TTFT p50 (ms)');
+    expect(abComparison([{ label: 'A', values: [1] }], { metric: 'E2E', percentile: 95, showValues: true }).data).toHaveLength(2);
+    expect(() => abComparison([], { metric: 'E2E', percentile: 'p150' })).toThrow(/percentile must be/);
+  });
+});
