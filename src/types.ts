@@ -127,7 +127,7 @@ export interface RequestRecord {
   finishReason?: string;
   error?: RequestError;
 
-  // ---- derived (see src/client/timing.ts for the exact definitions) ----
+  // ---- derived (see src/client/metrics.ts for the exact definitions) ----
   /** firstTokenMs − startMs. */
   ttftMs?: number;
   /** last token chunk − startMs (vLLM bench "latency"). */

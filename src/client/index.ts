@@ -1,0 +1,16 @@
+/** The streaming HTTP client: request bodies, the pure stream timer, derived metrics, errors, undici transport. */
+export { createClient, type Client, type ClientOptions, type SendContext } from './client';
+export { buildRequestBody, buildHeaders, endpointPath, makeRequestIdPrefix, type HeaderInputs } from './body';
+export { StreamTimer, createStreamTimer, MAX_EVENT_CHARS, type RecordMeta } from './timing';
+export { deriveMetrics, type DerivedMetrics, type TimingFields } from './metrics';
+export {
+  classifyNetworkError,
+  describeHttpError,
+  describeStreamError,
+  errorCodeOf,
+  errorInfoOf,
+  httpErrorCode,
+  redact,
+  MAX_MESSAGE_CHARS,
+} from './errors';
+export { streamRequest, DRAIN_GRACE_MS, MAX_ERROR_BODY_BYTES, type StreamRequestInput } from './request';

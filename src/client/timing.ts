@@ -1,0 +1,270 @@
+/**
+ * The pure stream timer: raw bytes (or text) plus their arrival times in, a {@link RequestRecord}
+ * out. No sockets, no timers: the caller stamps each network chunk when it arrives, before any
+ * parsing, and hands over the stamp, so tests can script arrival times exactly.
+ *
+ * Every SSE event gets the arrival time of the network chunk that completed it. Parsing is
+ * incremental (eventsource-parser), then one `JSON.parse` per event.
+ *
+ * What counts (vLLM fact sheet §1, §7):
+ * - a *chunk* is an event whose `choices` is non-empty; the first one sets `firstChunkMs`
+ *   (for chat that is the role-only chunk);
+ * - a *token chunk* is a chunk whose text is non-empty (chat `delta.content`, or
+ *   `reasoning_content`/`reasoning`/`tool_calls`; completions `text`), or whose continuous-usage
+ *   `completion_tokens` rose. It carries that rise in tokens, else 1;
+ * - `usage: null` and a missing `usage` mean the same; the last `usage` seen gives
+ *   `promptTokens`, `outputTokens` and `cachedTokens` (the `choices: []` usage chunk is last);
+ * - `finish_reason` is read from any chunk, including the one with the last delta;
+ * - `data: [DONE]` ends the stream; an `{"error": ...}` event is `stream_error`; bad SSE or
+ *   JSON is `parse`; the body ending without `[DONE]` is `incomplete`. The first error wins.
+ *
+ * The derived metrics (TTFT, TPOT, ITL, E2E, queue) and how they differ from `vllm bench serve`
+ * are defined in `./metrics.ts` ({@link deriveMetrics}).
+ */
+
+import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
+import { StringDecoder } from 'string_decoder';
+import type { Api, ErrorCode, RequestError, RequestRecord } from '../types';
+import { describeStreamError, MAX_MESSAGE_CHARS } from './errors';
+import { deriveMetrics } from './metrics';
+
+/** Per-request identity fields that the timer does not measure. */
+export interface RecordMeta {
+  index: number;
+  requestId: string;
+  /** Default false. */
+  warmup?: boolean;
+  tag?: string;
+  /** When the load shape wanted the request sent, ms on the run clock. */
+  intendedStartMs: number;
+}
+
+/** Largest SSE event the parser buffers, in characters (16 Mi); beyond it the stream is `parse`. */
+export const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => x !== null && typeof x === 'object';
+const nonEmpty = (x: unknown): boolean => typeof x === 'string' && x.length > 0;
+
+/** Does this choice carry generated text? */
+function choiceHasText(c: Obj, api: Api): boolean {
+  if (api === 'completions') return nonEmpty(c.text);
+  const d = c.delta;
+  if (!isObj(d)) return false;
+  return (
+    nonEmpty(d.content) ||
+    nonEmpty(d.reasoning_content) ||
+    nonEmpty(d.reasoning) ||
+    (Array.isArray(d.tool_calls) && d.tool_calls.length > 0)
+  );
+}
+
+function preview(s: string): string {
+  const max = Math.min(120, MAX_MESSAGE_CHARS);
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+/**
+ * Accumulates one streamed response. Methods take an optional arrival time `t` in ms;
+ * when omitted they stamp `now()`. Once finished (`[DONE]`, an error, or {@link end}) further
+ * input is ignored.
+ */
+export class StreamTimer {
+  // State so far; the fields mean what the RequestRecord fields of the same name mean (ms stamps).
+  /** `[DONE]` was seen. */
+  done = false;
+  /** `[DONE]`, an error, or the end of the body was seen; later input is ignored. */
+  finished = false;
+  /** The first failure, if any. */
+  error: RequestError | undefined;
+  /** HTTP status, once headers arrived. */
+  status: number | undefined;
+  /** Request handed to the socket; NaN until {@link sent}. */
+  startMs = NaN;
+  headersMs: number | undefined;
+  firstChunkMs: number | undefined;
+  firstTokenMs: number | undefined;
+  readonly chunkMs: number[] = [];
+  readonly chunkTokens: number[] = [];
+  endMs: number | undefined;
+  promptTokens: number | undefined;
+  /** `usage.completion_tokens` as last reported (see {@link outputTokens} for the fallback). */
+  usageOutputTokens: number | undefined;
+  cachedTokens: number | undefined;
+  finishReason: string | undefined;
+
+  private lastCompletionTokens = 0;
+  private t = 0;
+  private decoder: StringDecoder | undefined;
+  private readonly parser: EventSourceParser;
+
+  /**
+   * @param api which endpoint's chunk shape to expect.
+   * @param now clock in ms; default `() => performance.now()`.
+   */
+  constructor(
+    readonly api: Api,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.parser = createParser({
+      onEvent: (ev) => this.onEvent(ev),
+      onError: (err) => this.onParseError(err),
+      maxBufferSize: MAX_EVENT_CHARS,
+    });
+  }
+
+  /** The request was handed to the socket (`startMs`). */
+  sent(t: number = this.now()): void {
+    this.startMs = t;
+  }
+
+  /** Response headers arrived with this HTTP status. */
+  headers(status: number, t: number = this.now()): void {
+    this.status = status;
+    this.headersMs = t;
+  }
+
+  /**
+   * A network chunk of the body arrived at `t`. Bytes are decoded as UTF-8 across chunk
+   * boundaries; strings are taken as already decoded.
+   */
+  feed(chunk: string | Uint8Array, t: number = this.now()): void {
+    if (this.finished) return;
+    this.t = t;
+    let text: string;
+    if (typeof chunk === 'string') text = chunk;
+    else {
+      this.decoder ??= new StringDecoder('utf8');
+      text = this.decoder.write(chunk as Buffer);
+    }
+    if (text.length > 0) this.parser.feed(text);
+  }
+
+  /** The body ended (cleanly) at `t`; without `[DONE]` that is `incomplete`. */
+  end(t: number = this.now()): void {
+    if (this.finished) return;
+    const n = this.chunkMs.length;
+    this.fail('incomplete', `stream ended without 'data: [DONE]' after ${n} token chunk${n === 1 ? '' : 's'}`, t);
+  }
+
+  /** Record a failure at `t` (the first failure wins) and finish. */
+  fail(code: ErrorCode, message: string, t: number = this.now()): void {
+    if (this.finished) return;
+    this.error = { code, message };
+    this.finish(t);
+  }
+
+  /** Output tokens: the server's `usage.completion_tokens`, else the sum of `chunkTokens`. */
+  get outputTokens(): number | undefined {
+    if (this.usageOutputTokens !== undefined) return this.usageOutputTokens;
+    if (this.chunkTokens.length > 0) return this.chunkTokens.reduce((a, b) => a + b, 0);
+    return this.done ? 0 : undefined;
+  }
+
+  /** The finished record, derived metrics included. `ok` means `[DONE]` and no error. Unknown fields are left out. */
+  toRecord(meta: RecordMeta): RequestRecord {
+    const r: RequestRecord = {
+      index: meta.index,
+      requestId: meta.requestId,
+      warmup: meta.warmup ?? false,
+      ok: this.done && this.error === undefined,
+      api: this.api,
+      intendedStartMs: meta.intendedStartMs,
+      startMs: this.startMs,
+      chunkMs: this.chunkMs,
+      chunkTokens: this.chunkTokens,
+      endMs: this.endMs ?? this.now(),
+      itlMs: [],
+      queueMs: 0,
+    };
+    // Optional fields only when known: no `undefined` keys in JSONL or in toEqual.
+    if (meta.tag !== undefined) r.tag = meta.tag;
+    if (this.status !== undefined) r.status = this.status;
+    if (this.headersMs !== undefined) r.headersMs = this.headersMs;
+    if (this.firstChunkMs !== undefined) r.firstChunkMs = this.firstChunkMs;
+    if (this.firstTokenMs !== undefined) r.firstTokenMs = this.firstTokenMs;
+    if (this.promptTokens !== undefined) r.promptTokens = this.promptTokens;
+    const out = this.outputTokens;
+    if (out !== undefined) r.outputTokens = out;
+    if (this.cachedTokens !== undefined) r.cachedTokens = this.cachedTokens;
+    if (this.finishReason !== undefined) r.finishReason = this.finishReason;
+    if (this.error !== undefined) r.error = this.error;
+    return Object.assign(r, deriveMetrics(r));
+  }
+
+  private finish(t: number): void {
+    this.finished = true;
+    this.endMs = t;
+  }
+
+  private onParseError(err: ParseError): void {
+    if (err.type === 'invalid-retry') return; // harmless; vLLM never sends `retry:`
+    const line = err.line !== undefined ? `: '${preview(err.line)}'` : '';
+    this.fail('parse', `malformed SSE (${err.message})${line}; expected 'data: {json}' lines from a streaming endpoint`, this.t);
+  }
+
+  private onEvent(ev: EventSourceMessage): void {
+    if (this.finished) return;
+    const t = this.t;
+    const data = ev.data;
+    if (data === '[DONE]') {
+      this.done = true;
+      this.finish(t);
+      return;
+    }
+    let obj: unknown;
+    try {
+      obj = JSON.parse(data);
+    } catch {
+      this.fail('parse', `malformed JSON in SSE event: '${preview(data)}'`, t);
+      return;
+    }
+    if (!isObj(obj)) {
+      this.fail('parse', `SSE event is not a JSON object: '${preview(data)}'`, t);
+      return;
+    }
+    if (obj.error !== undefined && obj.error !== null) {
+      this.fail('stream_error', describeStreamError(obj), t);
+      return;
+    }
+    const choices = obj.choices;
+    const hasChoices = Array.isArray(choices) && choices.length > 0;
+    let rise = 0;
+    let counted = false;
+    const usage = obj.usage;
+    if (isObj(usage)) {
+      if (typeof usage.prompt_tokens === 'number') this.promptTokens = usage.prompt_tokens;
+      const details = usage.prompt_tokens_details;
+      if (isObj(details) && typeof details.cached_tokens === 'number') this.cachedTokens = details.cached_tokens;
+      if (typeof usage.completion_tokens === 'number') {
+        this.usageOutputTokens = usage.completion_tokens;
+        // Continuous usage: a running count per chunk. The `choices: []` usage chunk only
+        // repeats the total, so only chunks with choices count as token carriers.
+        if (hasChoices) {
+          counted = true;
+          rise = usage.completion_tokens - this.lastCompletionTokens;
+          this.lastCompletionTokens = usage.completion_tokens;
+        }
+      }
+    }
+    if (!hasChoices) return;
+    if (this.firstChunkMs === undefined) this.firstChunkMs = t;
+    const c = (choices as unknown[])[0];
+    if (!isObj(c)) return;
+    if (typeof c.finish_reason === 'string') this.finishReason = c.finish_reason;
+    if (rise > 0 || choiceHasText(c, this.api)) {
+      if (this.firstTokenMs === undefined) this.firstTokenMs = t;
+      this.chunkMs.push(t);
+      this.chunkTokens.push(counted ? Math.max(rise, 0) : 1);
+    }
+  }
+}
+
+/**
+ * A {@link StreamTimer} for one request.
+ * @param api `'chat'` (default) or `'completions'`.
+ * @param now clock in ms, default `() => performance.now()`; inject a scripted one in tests.
+ */
+export function createStreamTimer(api: Api = 'chat', now?: () => number): StreamTimer {
+  return new StreamTimer(api, now);
+}
