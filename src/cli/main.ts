@@ -1,0 +1,82 @@
+/**
+ * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab lessons …`, `--help`,
+ * `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
+ * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
+ * serves until stopped).
+ */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../paths';
+
+/** Where the CLI writes; default the process streams. */
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/** Top-level usage text. */
+export const MAIN_HELP = `loadlab: load-test an LLM server (vLLM) and learn what TTFT, TPOT, ITL and E2E do under load
+
+Usage:
+  loadlab sim [vllm serve flags]    start a simulated vLLM server (no GPU needed)
+  loadlab run --base-url URL …      send load to a server and save the run
+  loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
+  loadlab --help | -h               this help;  loadlab <command> --help for a command's flags
+  loadlab --version | -v            the LoadLab version
+
+Example:
+  loadlab sim --port 8000 &
+  loadlab run --base-url http://127.0.0.1:8000 --concurrency 8 --requests 50 --out data/runs/c8
+`;
+
+/** LoadLab's version from its package.json. */
+export function version(): string {
+  try {
+    return String(JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')).version);
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * Run the CLI with `argv` (without `node` and the script). Returns the exit code, or
+ * `undefined` when the command is still running in the background (the simulator).
+ */
+export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number | undefined> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case undefined:
+    case '--help':
+    case '-h':
+    case 'help':
+      io.stdout.write(MAIN_HELP);
+      return cmd === undefined ? 2 : 0;
+    case '--version':
+    case '-v':
+      io.stdout.write(`${version()}\n`);
+      return 0;
+    case 'sim': {
+      const { simCommand } = await import('./sim');
+      const r: unknown = await simCommand(rest);
+      return typeof r === 'number' ? r : undefined;
+    }
+    case 'run': {
+      const { runCommand } = await import('./run');
+      return runCommand(rest, io);
+    }
+    case 'lessons': {
+      const { lessonsCommand } = await import('./lessons');
+      try {
+        return await lessonsCommand(rest);
+      } catch (err) {
+        const msg = err instanceof Error ? err.message : String(err);
+        io.stderr.write(`loadlab lessons: ${msg}\n`);
+        return /unknown option/.test(msg) ? 2 : 1;
+      }
+    }
+    default:
+      io.stderr.write(`loadlab: unknown command '${cmd}'. Commands: sim, run, lessons (see loadlab --help).\n`);
+      return 2;
+  }
+}

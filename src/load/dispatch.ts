@@ -1,0 +1,84 @@
+/**
+ * Sending N requests the way a load shape says. The caller's `fire(i, intendedStartMs)` sends
+ * measured request i and resolves when it is recorded; this module only decides WHEN.
+ *
+ * - closed: a pool of `concurrency`; request i is intended to go the moment a slot frees.
+ * - burst / open / timeline: request i is intended at `start + offset[i]`, paced on the
+ *   absolute clock (`sleepUntil`), in time order; an open loop's `maxConcurrency` makes late
+ *   arrivals wait for a slot (their wait shows in the record's `queueMs`).
+ * - abort: nothing new is sent; requests waiting for a slot are dropped (never sent).
+ */
+
+import { arrivalOffsets } from './arrivals';
+import { sleepUntil } from './pacer';
+import { createPool, type Pool } from './pool';
+import type { LoadShape } from './shapes';
+
+/** Options of `dispatchLoad`. */
+export interface DispatchOptions {
+  /** The run's clock, ms. */
+  now: () => number;
+  /** Stop sending when aborted. */
+  signal: AbortSignal;
+}
+
+/** What the dispatcher saw. */
+export interface DispatchReport {
+  /** Scheduled shapes: how late each send left versus its intended time, ms (empty for closed loops). */
+  latenessMs: number[];
+  /** Requests handed to `fire` (dropped ones excluded). */
+  dispatched: number;
+}
+
+/**
+ * Send measured requests 0..n−1 through `fire` under `shape`; resolves when every sent one is
+ * done. Rejects only if `fire` rejects while not aborted (a bug, not a failed request).
+ */
+export async function dispatchLoad(
+  shape: LoadShape,
+  n: number,
+  fire: (i: number, intendedStartMs: number) => Promise<void>,
+  opts: DispatchOptions,
+): Promise<DispatchReport> {
+  const { now, signal } = opts;
+  const tasks: Array<Promise<void>> = [];
+  const latenessMs: number[] = [];
+  let dispatched = 0;
+  let gate: Pool | undefined;
+  const offsets = arrivalOffsets(shape, n);
+  if (offsets === null) {
+    gate = createPool((shape as { concurrency: number }).concurrency);
+    for (let i = 0; i < n; i++) {
+      tasks.push(
+        gate.run(() => {
+          if (signal.aborted) return Promise.resolve();
+          dispatched++;
+          return fire(i, now());
+        }),
+      );
+    }
+  } else {
+    if (shape.kind === 'open' && shape.maxConcurrency !== undefined) gate = createPool(shape.maxConcurrency);
+    const order = offsets.map((_, i) => i).sort((a, b) => offsets[a] - offsets[b] || a - b);
+    const start = now();
+    for (const i of order) {
+      const due = start + offsets[i];
+      latenessMs.push(due > now() ? await sleepUntil(due, { now, signal }) : now() - due);
+      if (signal.aborted) break;
+      const run = () => {
+        if (signal.aborted) return Promise.resolve();
+        dispatched++;
+        return fire(i, due);
+      };
+      tasks.push(gate ? gate.run(run) : run());
+    }
+  }
+  const onStop = () => gate?.clearQueue(new Error('run aborted'));
+  signal.addEventListener('abort', onStop, { once: true });
+  if (signal.aborted) onStop();
+  const settled = await Promise.allSettled(tasks);
+  signal.removeEventListener('abort', onStop);
+  const bug = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (bug && !signal.aborted) throw bug.reason;
+  return { latenessMs, dispatched };
+}
