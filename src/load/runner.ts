@@ -17,7 +17,7 @@ import { writeJsonAtomic } from '../run/atomic';
 import type { RunManifest } from '../run/manifest';
 import { createRun, type RunWriter } from '../run/store';
 import { summarizeRun } from '../stats/summary';
-import type { RequestRecord, RequestSpec, RunSummary, Slo } from '../types';
+import type { GpuSample, MetricsSample, RequestRecord, RequestSpec, RunSummary, Slo } from '../types';
 import { dispatchLoad } from './dispatch';
 import { startClientHealth } from './health';
 import { loadManifestInput, memoryManifest } from './manifest-input';
@@ -25,6 +25,7 @@ import { createProgress, type Progress } from './progress';
 import type { LoadShape } from './shapes';
 import { resolveTarget } from './target';
 import { resolveRunOptions } from './validate';
+import { startSamplers } from './samplers';
 
 export type { Progress };
 
@@ -70,6 +71,13 @@ export interface RunLoadOptions {
   manifestExtra?: Partial<RunManifest>;
   /** Extra request headers. */
   headers?: Record<string, string>;
+  /**
+   * Scrape the server's `/metrics` during the run (`true` = every 250 ms, or a period in ms),
+   * on the run's clock, into `metrics.jsonl`; default false.
+   */
+  sampleMetrics?: boolean | number;
+  /** Sample `nvidia-smi` during the run into `gpu.jsonl` where it exists (never fabricated); default false. */
+  sampleGpu?: boolean;
 }
 
 /** What `runLoad` returns. */
@@ -83,6 +91,10 @@ export interface RunResult {
   summary: RunSummary;
   /** Most requests in flight at once. */
   peakInFlight: number;
+  /** `/metrics` samples on the run's clock (with `sampleMetrics`). */
+  metrics?: MetricsSample[];
+  /** `nvidia-smi` samples (with `sampleGpu`, where it exists). */
+  gpu?: GpuSample[];
 }
 
 /** Run a load test. Throws only on bad options or an unusable target (before any load). */
@@ -179,6 +191,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     }
   };
 
+  const samplers = startSamplers(opts, target.rootUrl, now, writer);
   const health = startClientHealth();
   let latenessMs: number[] = [];
   try {
@@ -191,6 +204,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     }));
   } catch (err) {
     health.stop();
+    await samplers.stop();
     progress.finish();
     writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
     await client.close();
@@ -199,6 +213,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   }
   const status = stop.signal.aborted ? 'interrupted' : 'complete';
   const clientHealth = health.stop();
+  const sampled = await samplers.stop();
   progress.finish();
   opts.signal?.removeEventListener('abort', onUserAbort);
   await client.close();
@@ -233,5 +248,5 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     manifest = { ...manifest, ...patch, status, endedAt: new Date().toISOString() };
   }
   if (callbackError !== undefined) throw callbackError;
-  return { ...(writer ? { dir: writer.dir } : {}), manifest, records, summary, peakInFlight };
+  return { ...(writer ? { dir: writer.dir } : {}), manifest, records, summary, peakInFlight, ...sampled };
 }

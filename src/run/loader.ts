@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DataFrame } from 'danfojs';
-import type { Distribution, RequestRecord, RunSummary } from '../types';
+import type { Distribution, GpuSample, MetricsSample, RequestRecord, RunSummary } from '../types';
 import { lockIsLive } from './folder';
 import { checkManifest, type RunManifest } from './manifest';
 
@@ -24,6 +24,24 @@ export interface LoadedRun {
   summary?: RunSummary;
   /** Human-readable issues found while reading, e.g. `requests.jsonl line 51: truncated …`. */
   problems: string[];
+  /** `/metrics` samples (`metrics.jsonl`), when the run sampled them. */
+  metrics?: MetricsSample[];
+  /** `nvidia-smi` samples (`gpu.jsonl`), when there were any. */
+  gpu?: GpuSample[];
+}
+
+/** Read a run folder's timeline file (`metrics.jsonl` or `gpu.jsonl`); undefined when absent. Bad lines go to `problems`. */
+export function loadTimeline<T>(dir: string, file: 'metrics.jsonl' | 'gpu.jsonl', problems: string[] = []): T[] | undefined {
+  const full = path.join(dir, file);
+  if (!fs.existsSync(full)) return undefined;
+  const check = (v: unknown) =>
+    v && typeof v === 'object' && typeof (v as { tMs?: unknown }).tMs === 'number' ? undefined : 'not a sample (no numeric tMs)';
+  return readJsonLines(full, problems, check) as T[];
+}
+
+/** The `/metrics` samples of a run folder (empty when it has none). */
+export function loadMetrics(dir: string): MetricsSample[] {
+  return loadTimeline<MetricsSample>(dir, 'metrics.jsonl') ?? [];
 }
 
 function readManifest(dir: string): RunManifest {
@@ -152,7 +170,9 @@ export function loadRun(dir: string): LoadedRun {
   if (manifest.status === 'running' && !lockIsLive(path.join(dir, '.lock'))) {
     problems.push(`status is 'running' but no writer holds the lock: the run was killed before it finished`);
   }
-  return { dir, manifest, records, summary, problems };
+  const metrics = loadTimeline<MetricsSample>(dir, 'metrics.jsonl', problems);
+  const gpu = loadTimeline<GpuSample>(dir, 'gpu.jsonl', problems);
+  return { dir, manifest, records, summary, problems, ...(metrics ? { metrics } : {}), ...(gpu ? { gpu } : {}) };
 }
 
 /** One entry of `listRuns`. */
