@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCacheConfig, parsePromLabels, probeTarget } from '../src/server/probe';
+import { probeTarget } from '../src/server/probe';
 import { closedPort, startScriptedServer } from './helpers/sse-server';
 
 const METRICS = [
@@ -35,19 +35,6 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => sim.close(() => r())));
 
 describe('probe', () => {
-  it('parses label sets with escaped quotes and backslashes', () => {
-    expect(parsePromLabels('{a="1",b="x \\"y\\" \\\\ z",c="line\\nnext"}')).toEqual({
-      a: '1',
-      b: 'x "y" \\ z',
-      c: 'line\nnext',
-    });
-    const cc = parseCacheConfig(METRICS)!;
-    expect(cc.block_size).toBe('16');
-    expect(cc.num_gpu_blocks).toBe('17595');
-    expect(cc.note).toBe('a "quoted" \\ value');
-    expect(parseCacheConfig('vllm:num_requests_running 0')).toBeUndefined();
-  });
-
   it('recognises the simulator and reads version, models, max_model_len, cache config', async () => {
     const p = await probeTarget(`${simUrl}/v1/`, undefined, { model: 'b' });
     expect(p).toMatchObject({
@@ -78,6 +65,6 @@ describe('probe', () => {
     const port = await closedPort();
     const p = await probeTarget(`http://127.0.0.1:${port}`);
     expect(p.reachable).toBe(false);
-    expect(p.error).toBe('ECONNREFUSED');
+    expect(p.error).toMatch(/connection refused/);
   });
 });

@@ -162,7 +162,7 @@ describe('runLoad', () => {
     const port = await closedPort();
     await expect(
       runLoad({ baseUrl: `http://127.0.0.1:${port}`, workload: [spec], shape: burst(), out: false }),
-    ).rejects.toThrow(new RegExp(`Cannot reach the server at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\).*loadlab sim`));
+    ).rejects.toThrow(new RegExp(`Cannot reach the server at http://127\\.0\\.0\\.1:${port} \\(connection refused.*loadlab sim`));
     await expect(
       runLoad({ baseUrl: fast.url, model: 'nope', workload: [spec], shape: burst(), out: false }),
     ).rejects.toThrow("Model 'nope' is not served at " + fast.url + '. It serves: scripted.');
