@@ -26,6 +26,7 @@ import type { LoadShape } from './shapes';
 import { resolveTarget } from './target';
 import { resolveRunOptions } from './validate';
 import { startSamplers } from './samplers';
+import { checkPromptLengths } from './preflight';
 
 export type { Progress };
 
@@ -103,6 +104,12 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const { shape, n, warmup, specOf } = ro;
   const apiKey = opts.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
   const target = await resolveTarget(opts.baseUrl, { model: opts.model, apiKey });
+  const preflight =
+    target.probe.maxModelLen !== undefined
+      ? await checkPromptLengths(target.rootUrl, target.model, Array.from({ length: n }, (_, i) => specOf(i)), target.probe.maxModelLen, {
+          ...(apiKey ? { apiKey } : {}),
+        })
+      : { checked: 0, skipped: 'the server did not report max_model_len; prompt lengths were not checked' };
 
   const stop = new AbortController();
   // Every in-flight request and the pacer listen on this one signal.
@@ -229,6 +236,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
       warmup,
       sent,
       recorded: records.length,
+      preflight,
       ...(sortedLate.length > 0
         ? { scheduleLatenessMs: { p50: sortedLate[sortedLate.length >> 1], max: sortedLate[sortedLate.length - 1] } }
         : {}),
