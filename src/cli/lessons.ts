@@ -2,6 +2,7 @@
  * `loadlab lessons`: execute every lesson notebook headless with the tslab kernel (against
  * the simulator unless `LOADLAB_BASE_URL` / `LOADLAB_VLLM_MODEL` say otherwise), writing
  * executed copies (`.ipynb` and `.html`) to `data/executed/`. Fails loudly on any cell error.
+ * Load points already complete in `data/` are reused (see `measure`); `--force` measures all again.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -19,8 +20,8 @@ export interface LessonsOptions {
   outDir?: string;
   /** Per-cell timeout, s; default 900. */
   cellTimeoutS?: number;
-  /** Keep complete runs already in `data/` instead of measuring again (resume); default false. */
-  resume?: boolean;
+  /** Measure every point again, even those whose complete run is saved in `data/`; default false (resume). */
+  force?: boolean;
   /** Python that has nbconvert; default `/usr/bin/python3` if it has it, else `python3`. */
   python?: string;
   log?: (line: string) => void;
@@ -77,7 +78,7 @@ export function runLessons(opts: LessonsOptions = {}): LessonOutcome[] {
     ...process.env,
     PATH: [fromRoot('node_modules', '.bin'), process.env.PATH ?? ''].join(delimiter),
     LOADLAB_ROOT: fromRoot(),
-    ...(opts.resume ? {} : { LOADLAB_FORCE: '1' }),
+    ...(opts.force ? { LOADLAB_FORCE: '1' } : {}),
   };
   const outcomes: LessonOutcome[] = [];
   for (const nb of lessonNotebooks(opts.only)) {
@@ -103,18 +104,22 @@ export function runLessons(opts: LessonsOptions = {}): LessonOutcome[] {
   return outcomes;
 }
 
-/** `loadlab lessons [--only 02,burst] [--resume] [--out DIR]`; exit code 1 if any notebook failed. */
+/** `loadlab lessons [--only 02,burst] [--force] [--out DIR]`; exit code 1 if any notebook failed. */
 export async function lessonsCommand(argv: string[]): Promise<number> {
   const opts: LessonsOptions = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--only') opts.only = (argv[++i] ?? '').split(',').filter(Boolean);
-    else if (a === '--resume') opts.resume = true;
+    else if (a === '--force') opts.force = true;
     else if (a === '--out') opts.outDir = argv[++i];
     else if (a === '--help' || a === '-h') {
-      console.log('loadlab lessons [--only 02,burst] [--resume] [--out DIR]\n  Executes notebooks/NN-*.ipynb headless (tslab) into data/executed/ (.ipynb + .html).');
+      console.log(
+        'loadlab lessons [--only 02,burst] [--force] [--out DIR]\n' +
+          '  Executes notebooks/NN-*.ipynb headless (tslab) into data/executed/ (.ipynb + .html).\n' +
+          '  Load points whose complete run is already saved in data/ are reused (a crashed run resumes); --force measures everything again.',
+      );
       return 0;
-    } else throw new Error(`unknown option '${a}' for 'loadlab lessons'; use --only, --resume or --out`);
+    } else throw new Error(`unknown option '${a}' for 'loadlab lessons'; use --only, --force or --out`);
   }
   const outcomes = runLessons(opts);
   const failed = outcomes.filter((o) => !o.ok);
