@@ -3,6 +3,7 @@
  * writes them back out (`toServeArgs`). Parsing follows argparse: `--flag value` or
  * `--flag=value`, booleans as `--x` / `--no-x` (BooleanOptionalAction), one positional model.
  */
+import type { FaultSettings } from '../sim/faults';
 import type { ServerFlags } from '../sim/types';
 
 /** The model the lessons serve (positional `vllm serve <model>`, and the default served name). */
@@ -24,13 +25,15 @@ export interface ServeArgs {
   enablePromptTokensDetails: boolean;
   /** Usage on every stream, continuous (vLLM `--enable-force-include-usage`). */
   enableForceIncludeUsage: boolean;
+  /** Fault injection (`--fault-*`, see src/sim/faults.ts); empty = none. Simulator only. */
+  faults: FaultSettings;
   /** `--help` / `-h` was given. */
   help: boolean;
 }
 
 /** Keys a flag can set: a `ServerFlags` field or a field of `ServeArgs` itself. */
 type FlagKey = keyof ServerFlags | 'host' | 'port' | 'model' | 'statsIntervalS'
-  | 'enablePromptTokensDetails' | 'enableForceIncludeUsage';
+  | 'enablePromptTokensDetails' | 'enableForceIncludeUsage' | keyof FaultSettings;
 
 /** One row of the flags table. */
 export interface FlagSpec {
@@ -46,8 +49,8 @@ export interface FlagSpec {
   help: string;
   /** Real vLLM (V1, ~0.19) accepts it; false = simulator only (dropped by `toServeArgs(…, {target:'vllm'})`). */
   vllm: boolean;
-  /** Where the value lands: `flags` (ServerFlags) or the top level of `ServeArgs`. */
-  into: 'flags' | 'args';
+  /** Where the value lands: `flags` (ServerFlags), the top level of `ServeArgs`, or `ServeArgs.faults`. */
+  into: 'flags' | 'args' | 'faults';
 }
 
 /** The flags table: the single description of every flag the simulator understands. */
@@ -71,6 +74,18 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'preemptionMode', cli: '--preemption-mode', type: 'enum', values: ['recompute', 'swap'], vllm: false, into: 'flags', help: 'recompute = vLLM V1 (default); swap = the V0 behaviour, for comparison.' },
   { key: 'seed', cli: '--seed', type: 'int', vllm: false, into: 'flags', help: 'Seed of the simulator\'s output lengths and text (default 0).' },
   { key: 'statsIntervalS', cli: '--stats-interval-s', type: 'number', min: 0, vllm: false, into: 'args', help: 'Seconds between "Engine 000:" stats lines (default 10; 0 = off).' },
+  // Fault injection (src/sim/faults.ts). Fractions are of completion requests, seeded by --seed, together ≤ 1.
+  { key: 'http500', cli: '--fault-http-500', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction of completion requests answered HTTP 500 with vLLM\'s error body (default 0).' },
+  { key: 'http503', cli: '--fault-http-503', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction answered HTTP 503 with vLLM\'s error body (default 0).' },
+  { key: 'reset', cli: '--fault-reset', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction whose connection is destroyed mid-stream, after --fault-after-chunks events (default 0).' },
+  { key: 'streamError', cli: '--fault-stream-error', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction that get vLLM\'s mid-stream error event, then [DONE] (default 0).' },
+  { key: 'stall', cli: '--fault-stall', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction whose stream stalls for --fault-stall-s mid-stream (default 0).' },
+  { key: 'stallS', cli: '--fault-stall-s', type: 'number', min: 0, vllm: false, into: 'faults', help: 'Length of a stall, seconds (default 5).' },
+  { key: 'slowHeaders', cli: '--fault-slow-headers', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction whose response headers are delayed by --fault-slow-headers-s (default 0).' },
+  { key: 'slowHeadersS', cli: '--fault-slow-headers-s', type: 'number', min: 0, vllm: false, into: 'faults', help: 'Delay before the response headers, seconds (default 2).' },
+  { key: 'malformed', cli: '--fault-malformed', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction with one malformed JSON event mid-stream (default 0).' },
+  { key: 'afterChunks', cli: '--fault-after-chunks', type: 'int', min: 0, vllm: false, into: 'faults', help: 'SSE events sent before a mid-stream fault strikes (default 2).' },
+  { key: 'exitAfterS', cli: '--fault-exit-after-s', type: 'number', min: 0, vllm: false, into: 'faults', help: 'Exit with code 1 and a CUDA out-of-memory error this many seconds after listening, as a crashing vLLM (default 0 = never).' },
 ];
 
 const BY_CLI = new Map<string, FlagSpec>(SERVE_FLAGS.map((f) => [f.cli, f]));
@@ -114,10 +129,10 @@ function parseValue(spec: FlagSpec, raw: string): string | number {
 export function parseServeArgs(argv: string[]): ServeArgs {
   const out: ServeArgs = {
     flags: {}, host: '127.0.0.1', port: 8000, statsIntervalS: 10,
-    enablePromptTokensDetails: false, enableForceIncludeUsage: false, help: false,
+    enablePromptTokensDetails: false, enableForceIncludeUsage: false, faults: {}, help: false,
   };
   const set = (spec: FlagSpec, v: unknown) => {
-    const target = (spec.into === 'flags' ? out.flags : out) as Record<string, unknown>;
+    const target = (spec.into === 'flags' ? out.flags : spec.into === 'faults' ? out.faults : out) as Record<string, unknown>;
     target[spec.key] = v;
   };
   for (let i = 0; i < argv.length; i++) {
@@ -152,6 +167,7 @@ export function parseServeArgs(argv: string[]): ServeArgs {
 }
 
 function example(spec: FlagSpec): string {
+  if (spec.into === 'faults') return spec.max === 1 ? '0.1' : '2';
   return spec.type === 'enum' ? spec.values![0] : spec.type === 'string' ? 'NAME' : spec.key === 'gpuMemoryUtilization' ? '0.9' : '2048';
 }
 

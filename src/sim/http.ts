@@ -40,7 +40,7 @@ export interface SimServerOptions {
   enablePromptTokensDetails?: boolean;
   /** `--enable-force-include-usage`; default false. */
   enableForceIncludeUsage?: boolean;
-  /** Fault-injection seam (later issue). */
+  /** Fault injection (src/sim/faults.ts); it also serves `/loadlab/faults`. */
   hooks?: ReplyHooks;
 }
 
@@ -157,7 +157,10 @@ export function createSimServer(opts: SimServerOptions): SimServer {
 
   const server = createServer((req, res) => {
     const arrivalMs = now();
-    const info: RequestInfo = { method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0], headers: req.headers };
+    const info: RequestInfo = {
+      method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0], headers: req.headers,
+      remoteAddress: req.socket.remoteAddress, readJson: () => readJson(req),
+    };
     let reply = nodeReply(res);
     if (opts.hooks?.wrap) reply = opts.hooks.wrap(reply, info);
     const fail = (err: unknown) => {

@@ -4,6 +4,7 @@
  * token counters mirror the engine's `stats()` at scrape time; latency histograms are fed by
  * the HTTP layer per request; step histograms by the engine's step reports.
  */
+import { FAULT_KINDS, type FaultKind } from './faults';
 import { PromRegistry, type Histogram, type Scalar } from './prom';
 import type { EngineConfig, EngineStats, FinishReason, StepInfo } from './types';
 
@@ -63,6 +64,7 @@ export class SimMetrics {
   private readonly genLen: Histogram;
   private readonly iteration: Histogram;
   private readonly lateness: Histogram;
+  private readonly faults = {} as Record<FaultKind, Scalar>;
 
   constructor(opts: SimMetricsOptions) {
     const c = opts.config;
@@ -102,6 +104,9 @@ export class SimMetrics {
       [reg.counter('loadlab:sim_swap_out_blocks', 'Simulator only: KV blocks swapped out to CPU (--preemption-mode swap).'), (s) => s.swapOutBlocks],
       [reg.counter('loadlab:sim_swap_in_blocks', 'Simulator only: KV blocks swapped back in (--preemption-mode swap).'), (s) => s.swapInBlocks],
     );
+    for (const k of FAULT_KINDS) {
+      this.faults[k] = reg.counter('loadlab:sim_faults_injected', 'Simulator only: faults injected (--fault-* flags or POST /loadlab/faults), by kind.', { kind: k });
+    }
     reg.gauge('loadlab:sim_info', 'Simulator only: this server is the LoadLab simulator, not a GPU.', {
       simulated: 'true', profile: opts.profile, vllm_version: opts.vllmVersion, preemption_mode: c.preemptionMode,
     }).set(1);
@@ -129,6 +134,11 @@ export class SimMetrics {
     this.decode.observe(decodeS);
     this.promptLen.observe(promptTokens);
     this.genLen.observe(outputTokens);
+  }
+
+  /** One injected fault (`loadlab:sim_faults_injected_total{kind}`). */
+  observeFault(kind: FaultKind): void {
+    this.faults[kind].inc();
   }
 
   /** One engine step: iteration tokens and the simulator's lateness. */

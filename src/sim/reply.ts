@@ -1,6 +1,6 @@
 /**
  * How the simulator answers one HTTP request: every byte a handler sends goes through a
- * `Reply`, so fault injection (a later issue: 500/503 fractions, slow headers, socket
+ * `Reply`, so fault injection (src/sim/faults.ts: 500/503 fractions, slow headers, socket
  * destroyed mid-stream, error events, stalls, malformed chunks) can wrap it in one place.
  * Also vLLM's error shapes: HTTP errors as compact `{"error":{…}}`, in-stream errors as
  * Python `json.dumps` (spaces after `:` and `,`, non-ASCII escaped).
@@ -57,6 +57,8 @@ export interface Reply {
   streamError(err: ApiError): void;
   /** `data: [DONE]\n\n` and end the response. */
   done(): void;
+  /** Drop the connection without ending the response (an injected mid-stream reset). */
+  destroy(): void;
 }
 
 /** The `Reply` on a Node `ServerResponse`. */
@@ -98,6 +100,9 @@ export function nodeReply(res: ServerResponse): Reply {
       ended = true;
       res.end('data: [DONE]\n\n');
     },
+    destroy() {
+      if (!ended && !aborted) res.destroy();
+    },
   };
 }
 
@@ -107,10 +112,14 @@ export interface RequestInfo {
   /** Path without the query string, e.g. `/v1/chat/completions`. */
   path: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The peer's IP address, e.g. `127.0.0.1`. */
+  remoteAddress?: string;
+  /** Reads the body as vLLM's routes do (JSON only; 400 otherwise). */
+  readJson?(): Promise<Record<string, unknown>>;
 }
 
 /**
- * The one place faults will plug in (later issue). `wrap` may replace any `Reply` method
+ * The one place faults plug in (src/sim/faults.ts). `wrap` may replace any `Reply` method
  * (delay `startStream`, drop or corrupt `event`s, destroy the socket); `intercept` may answer
  * a request itself (e.g. a 503) and return true so the normal handler is skipped.
  */

@@ -9,6 +9,7 @@ import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '..
 import { realClock } from './clock';
 import { kvCacheTokens, maxConcurrency, resolveEngineConfig, V1_DEFAULTS } from './config';
 import { createEngine } from './engine';
+import { createFaults, describeFaults } from './faults';
 import { createSimServer, EMULATED_VLLM_VERSION } from './http';
 import { SimMetrics } from './metrics';
 import { DEFAULT_PROFILE } from './profile';
@@ -56,6 +57,8 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
   const modelPath = args.model ?? profile.model.name;
   const served = args.flags.servedModelName ?? modelPath;
   const seed = args.flags.seed ?? 0;
+  // Checked first, so bad fault settings fail before the tokenizer loads; faults strike only once serving.
+  const faults = createFaults({ settings: args.faults, seed, onInjected: (kind) => metrics.observeFault(kind) });
   log('='.repeat(100));
   log(`  SIMULATED vLLM (LoadLab) ${EMULATED_VLLM_VERSION} — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`);
   log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
@@ -83,12 +86,14 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
   const server = createSimServer({
     engine, tok, metrics, queueTimes, servedModelName: served, modelPath, now: () => clock.now(), rng: seededRng(seed),
     apiOverheadMs: profile.perf.apiOverheadMs, enablePromptTokensDetails: args.enablePromptTokensDetails,
-    enableForceIncludeUsage: args.enableForceIncludeUsage,
+    enableForceIncludeUsage: args.enableForceIncludeUsage, hooks: faults.hooks,
   });
 
   log(`${prefix('INFO', 'kv_cache_utils.py:1')} GPU KV cache size: ${kvCacheTokens(config).toLocaleString('en-US')} tokens`);
   log(`${prefix('INFO', 'kv_cache_utils.py:2')} Maximum concurrency for ${config.maxModelLen.toLocaleString('en-US')} tokens per request: ${maxConcurrency(config).toFixed(2)}x`);
   log(`${prefix('INFO', 'sim.py:1')} Effective engine config: ${JSON.stringify(config)}`);
+  const active = describeFaults(faults.settings());
+  if (active) log(`${prefix('WARNING', 'sim.py:3')} SIMULATED FAULTS on (seed ${seed}): ${active}. GET/POST /loadlab/faults shows or changes them.`);
 
   const port = await server.listen(args.port, args.host);
   const hostForUrl = args.host.includes(':') ? `[${args.host}]` : args.host;
@@ -96,6 +101,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
   log(`${prefix('INFO', 'api_server.py:3')} Starting vLLM API server 0 on ${url}`);
   log(`${prefix('INFO', 'api_server.py:4')} Startup complete in ${((performance.now() - t0) / 1000).toFixed(2)} s (simulated).`);
   log(`${LISTENING_MARKER} ${url}`);
+  faults.start();
 
   let timer: NodeJS.Timeout | undefined;
   if (args.statsIntervalS > 0) {
@@ -131,6 +137,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     port,
     async close() {
       if (timer) clearInterval(timer);
+      faults.close();
       engine.close();
       await server.close();
     },
