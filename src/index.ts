@@ -40,6 +40,7 @@ export type { ServerFlags } from './sim/types';
 export { DEFAULT_PROFILE, RTX4090_QWEN25_7B_GPTQ_INT4, kvBytesPerToken, type Profile } from './sim/profile';
 export { resolveEngineConfig, kvCacheTokens, maxConcurrency } from './sim/config';
 export { stepTimeMs, stepBreakdown } from './sim/cost';
+export { faultArgs, FAULT_KINDS, type FaultSettings, type FaultKind } from './sim/faults';
 
 // plots and tables
 export * from './view/index';
