@@ -12,6 +12,7 @@ export * from './client/index';
 // load shapes, workloads, the runner
 export * from './load/index';
 export { measure, type MeasureOptions, type MeasureResult } from './load/measure';
+export { calibrateClient, calibrationVerdict, modelledStepMs, type CalibrateOptions, type CalibrationPass, type ClientCalibration } from './load/calibrate';
 
 // statistics
 export { percentile, percentiles, summarizeLatency, describe, mean, type LatencySummary } from './stats/percentile';

@@ -1,0 +1,104 @@
+/**
+ * The executed lessons, opened in a real browser: every `data/executed/*.html` (written by
+ * `npm run lessons`) is loaded in headless Chromium, and for each page we assert that
+ * - every LoadLab chart drew: its `.loadlab-plot` div holds Plotly's `.main-svg` with at least one
+ *   trace and something drawn inside (points, bars or line paths), and no "LoadLab: …" failure text;
+ * - no JavaScript error was raised (`pageerror`);
+ * - no cell shows an error: no stderr output block holding a stack trace, `…Error:` or a TypeScript
+ *   diagnostic (`12:5 - …`; tslab prints compile and runtime errors to stderr, which nbconvert
+ *   marks `data-mime-type="application/vnd.jupyter.stderr"`), and no `error` output in the `.ipynb`.
+ * One browser for all pages (plotly.js is ~4.8 MB per page); the network is cut off, so the page's
+ * CDN scripts (MathJax, require.js) fail quietly and nothing is fetched. Skipped, saying why, when
+ * there are no executed lessons or no /usr/bin/chromium. Never downloads a browser.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromRoot } from '../src/paths';
+
+const CHROMIUM = '/usr/bin/chromium';
+const EXECUTED = fromRoot('data', 'executed');
+const pages = fs.existsSync(EXECUTED) ? fs.readdirSync(EXECUTED).filter((f) => /^\d\d-.*\.html$/.test(f)).sort() : [];
+const hasChromium = fs.existsSync(CHROMIUM);
+const skipWhy = !pages.length
+  ? `no executed lessons in ${EXECUTED}: run \`npm run lessons\` first`
+  : !hasChromium
+    ? `${CHROMIUM} is missing (install Debian's chromium)`
+    : '';
+if (skipWhy) console.warn(`lessons-browser: skipped, ${skipWhy}`);
+
+/** What the page reports about itself (computed in the browser). */
+interface PageReport {
+  charts: { id: string; svg: number; traces: number; marks: number; failure: string }[];
+  stderr: string[];
+}
+
+// Browser code as a string: the project compiles without the DOM lib.
+const ALL_DRAWN = `[...document.querySelectorAll('.loadlab-plot')].every((el) =>
+  el.querySelector('.main-svg') || /^LoadLab:/.test((el.textContent || '').trim()))`;
+const REPORT = `({
+  charts: [...document.querySelectorAll('.loadlab-plot')].map((el) => ({
+    id: el.id,
+    svg: el.querySelectorAll('.main-svg').length,
+    traces: el.querySelectorAll('.main-svg .trace').length,
+    marks: [...el.querySelectorAll('.main-svg .trace path, .main-svg .trace image')]
+      .filter((p) => (p.getAttribute('d') || p.getAttribute('href') || '').length > 4).length,
+    failure: /^LoadLab:/.test((el.textContent || '').trim()) ? el.textContent.trim().slice(0, 200) : '',
+  })),
+  stderr: [...document.querySelectorAll('[data-mime-type="application/vnd.jupyter.stderr"]')]
+    .map((el) => (el.textContent || '').trim()),
+})`;
+
+/** A stderr block that shows a failure, not a harmless warning. */
+const FAILURE = /Traceback|\b\w*Error\b:|^\s*\d+:\d+ - /m;
+
+describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || `${pages.length} pages`})`, () => {
+  let context: BrowserContext;
+  let profile: string;
+
+  beforeAll(async () => {
+    const { chromium } = await import('playwright-core');
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'loadlab-lessons-browser-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    // Offline: only the page itself (file://) loads; CDN scripts are refused.
+    await context.route(/^https?:/, (route) => route.abort());
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (profile) fs.rmSync(profile, { recursive: true, force: true });
+  });
+
+  it.each(pages)('%s: every chart drew, no page error, no error output', async (name) => {
+    const ipynb = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
+    if (fs.existsSync(ipynb)) {
+      const nb = JSON.parse(fs.readFileSync(ipynb, 'utf8')) as { cells: { outputs?: { output_type: string; ename?: string; evalue?: string }[] }[] };
+      const errors = nb.cells.flatMap((c) => c.outputs ?? []).filter((o) => o.output_type === 'error');
+      expect(errors.map((o) => `${o.ename}: ${o.evalue}`), `error outputs in ${ipynb}`).toEqual([]);
+    }
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    try {
+      await page.goto(`file://${path.join(EXECUTED, name)}`, { waitUntil: 'load', timeout: 60_000 });
+      await page.waitForFunction(ALL_DRAWN, null, { timeout: 60_000 });
+      const report = (await page.evaluate(REPORT)) as PageReport;
+      expect(pageErrors, 'JavaScript errors on the page').toEqual([]);
+      expect(report.stderr.filter((t) => FAILURE.test(t)).map((t) => t.slice(0, 400)), 'cells with an error output').toEqual([]);
+      for (const c of report.charts) {
+        expect(c.failure, `chart ${c.id}`).toBe('');
+        expect(c.svg, `chart ${c.id} has no SVG`).toBeGreaterThan(0);
+        expect(c.traces, `chart ${c.id} has no trace`).toBeGreaterThan(0);
+        expect(c.marks, `chart ${c.id} drew nothing inside its traces`).toBeGreaterThan(0);
+      }
+    } finally {
+      await page.close();
+    }
+  }, 150_000);
+});
