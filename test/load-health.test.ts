@@ -1,9 +1,13 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../src/client/client';
 import {
   assessClientHealth,
   assessSimLateness,
   startClientHealth,
+  startSimLatenessWatch,
   type ClientHealth,
   type ClientHealthNumbers,
 } from '../src/load/health';
@@ -65,6 +69,56 @@ describe('assessSimLateness (pure)', () => {
     expect(v.simBehind).toBe(true);
     expect(v.reasons[0]).toMatch(/^The simulator fell behind real time: its step lateness p99 4\.6 ms > 2 ms/);
     expect(assessSimLateness(4.56, 5).simBehind).toBe(false);
+  });
+});
+
+describe('startSimLatenessWatch', () => {
+  /** The lateness histogram as the simulator renders it, with cumulative bucket counts. */
+  const text = (counts: number[]) =>
+    [
+      '# HELP loadlab:sim_step_lateness_seconds Simulator only: lateness.',
+      '# TYPE loadlab:sim_step_lateness_seconds histogram',
+      ...['0.001', '0.002', '0.005', '0.01', '+Inf'].map((le, i) => `loadlab:sim_step_lateness_seconds_bucket{engine="0",le="${le}"} ${counts[i]}`),
+      `loadlab:sim_step_lateness_seconds_sum{engine="0"} 0.1`,
+      `loadlab:sim_step_lateness_seconds_count{engine="0"} ${counts[4]}`,
+      '',
+    ].join('\n');
+
+  /** A /metrics server answering the given bodies in turn (404 when `null`). */
+  async function metricsServer(bodies: Array<string | null>) {
+    let i = 0;
+    const server = createServer((_req, res) => {
+      const body = bodies[Math.min(i++, bodies.length - 1)];
+      if (body === null) return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(body);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+  }
+
+  it('judges the p99 of the steps between the two scrapes', async () => {
+    // Before: 100 steps ≤ 1 ms. During the run: 90 more ≤ 1 ms and 10 in (5, 10] ms → p99 ≈ 9.5 ms.
+    const s = await metricsServer([text([100, 100, 100, 100, 100]), text([190, 190, 190, 200, 200])]);
+    try {
+      const watch = await startSimLatenessWatch(`${s.url}/v1`);
+      const v = await watch.finish();
+      expect(v.p99Ms).toBeCloseTo(9.5, 6);
+      expect(v.simBehind).toBe(true);
+      expect(v.reasons[0]).toContain('step lateness p99 9.5 ms > 2 ms');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a server without the series (a real vLLM) or without /metrics is never flagged', async () => {
+    const s = await metricsServer(['# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n', null]);
+    try {
+      expect(await (await startSimLatenessWatch(s.url)).finish()).toEqual({ p99Ms: undefined, simBehind: false, reasons: [] });
+      expect(await (await startSimLatenessWatch(s.url)).finish()).toEqual({ p99Ms: undefined, simBehind: false, reasons: [] });
+    } finally {
+      await s.close();
+    }
   });
 });
 

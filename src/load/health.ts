@@ -16,6 +16,9 @@
 
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { httpGet, serverRoot } from '../server/http-get';
+import { parsePrometheus, type MetricFamily } from '../server/prometheus';
+import { simLatenessMs } from '../server/vllm-metrics';
 
 /** Client health over a run (all times ms). */
 export interface ClientHealth {
@@ -167,6 +170,44 @@ export function assessSimLateness(p99Ms: number | undefined, thresholdMs: number
         `token arrived up to that much later than the modelled GPU would send it, and ITL and TPOT read high. ` +
         `Close other busy programs (or notebook cells), or run fewer streams.`,
     ],
+  };
+}
+
+/** Reads the simulator's lateness over a run: one `/metrics` scrape now, one at `finish()`. */
+export interface SimLatenessWatch {
+  /** Scrape again; the verdict on the p99 lateness between the two scrapes (never throws). */
+  finish(): Promise<SimLatenessVerdict>;
+}
+
+async function scrapeFamilies(root: string, timeoutMs: number): Promise<MetricFamily[] | undefined> {
+  try {
+    const res = await httpGet(`${root}/metrics`, { timeoutMs });
+    return res.status === 200 ? parsePrometheus(res.text) : undefined;
+  } catch {
+    return undefined; // no /metrics (or not Prometheus text): nothing to judge, never fatal
+  }
+}
+
+/**
+ * Start watching the simulator's step lateness over a run (call before the load, `finish()` after):
+ * the p99 of `loadlab:sim_step_lateness_seconds` between the two scrapes, judged by
+ * {@link assessSimLateness}. Against a real vLLM (no such series) or an unreachable `/metrics`
+ * the verdict has `p99Ms` undefined and is never flagged.
+ * @param baseUrl server root (a trailing `/v1` is ignored).
+ * @param opts.thresholdMs default 2; `opts.timeoutMs` per scrape, default 2000.
+ */
+export async function startSimLatenessWatch(
+  baseUrl: string,
+  opts: { thresholdMs?: number; timeoutMs?: number } = {},
+): Promise<SimLatenessWatch> {
+  const root = serverRoot(baseUrl);
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const before = await scrapeFamilies(root, timeoutMs);
+  return {
+    async finish() {
+      const after = before ? await scrapeFamilies(root, timeoutMs) : undefined;
+      return assessSimLateness(after ? simLatenessMs(after, before) : undefined, opts.thresholdMs);
+    },
   };
 }
 

@@ -1,0 +1,187 @@
+/**
+ * Shared pieces of the benchmarks: the machine line every figure carries (load average!), child
+ * processes started with tsx, distributions, forced GC for memory figures, and the result file
+ * `bench/results/<name>.json`.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { fromRoot } from '../src/paths';
+import { describe } from '../src/stats/percentile';
+import type { Distribution } from '../src/types';
+
+/** The machine as a figure was measured: the benchmarks share 2 cores with other work. */
+export interface MachineInfo {
+  /** 1, 5 and 15-minute load averages. */
+  loadAverage: [number, number, number];
+  cores: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+  platform: string;
+  /** ISO time of the reading. */
+  at: string;
+}
+
+/** A reading of the machine now. */
+export function machine(): MachineInfo {
+  const c = cpus();
+  const la = loadavg().map((x) => Math.round(x * 100) / 100) as [number, number, number];
+  return {
+    loadAverage: la,
+    cores: c.length,
+    cpuModel: c[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    at: new Date().toISOString(),
+  };
+}
+
+/** `load 1.23/2.34/3.45 on 2 cores`. */
+export function loadLine(m: MachineInfo = machine()): string {
+  return `load ${m.loadAverage.map((x) => x.toFixed(2)).join('/')} on ${m.cores} cores`;
+}
+
+/** n, mean, p50, p99, max of a sample (ms in, ms out), rounded to µs. */
+export interface Dist {
+  n: number;
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+const r3 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1000) / 1000 : NaN);
+
+/** The distribution of `values`, numpy-linear percentiles (src/stats). */
+export function dist(values: ArrayLike<number>): Dist {
+  const d: Distribution = describe(values);
+  return { n: d.n, mean: r3(d.mean), p50: r3(d.p50), p90: r3(d.p90), p99: r3(d.p99), max: r3(d.max) };
+}
+
+/** `p50 0.081 / p99 0.412 / max 3.1 ms`. */
+export function fmtDist(d: Pick<Dist, 'p50' | 'p99' | 'max'>, unit = 'ms', digits = 3): string {
+  return `p50 ${d.p50.toFixed(digits)} / p99 ${d.p99.toFixed(digits)} / max ${d.max.toFixed(digits)} ${unit}`;
+}
+
+/** Round to `digits` decimals (for JSON). */
+export function round(x: number, digits = 3): number {
+  const f = 10 ** digits;
+  return Number.isFinite(x) ? Math.round(x * f) / f : x;
+}
+
+let gcFn: (() => void) | undefined;
+
+/** A full GC (exposed at run time through V8 flags), so memory figures count live objects only. */
+export function fullGc(): void {
+  if (!gcFn) {
+    setFlagsFromString('--expose-gc');
+    gcFn = runInNewContext('gc') as () => void;
+  }
+  gcFn();
+  gcFn();
+}
+
+/** A child process that printed `LISTENING <port>`. */
+export interface Child {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Start `node --import tsx <file> ...args` (`file` relative to the package root, or absolute) and wait for `LISTENING <port>`
+ * on its stdout. The child sees its stdin close when this process goes away.
+ */
+export async function spawnListening(file: string, args: string[] = [], timeoutMs = 30_000): Promise<Child> {
+  const root = fromRoot();
+  const tsx = pathToFileURL(createRequire(fromRoot('package.json')).resolve('tsx')).href;
+  const entry = isAbsolute(file) ? file : fromRoot(file);
+  const proc = spawn(process.execPath, ['--import', tsx, entry, ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`${file} did not start within ${timeoutMs} ms: ${err}`)), timeoutMs);
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /LISTENING (\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${file} exited (${code}) before listening: ${err}`));
+    });
+  });
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    proc,
+    stop: async () => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** GET a JSON document (small helper for the benchmark servers). */
+export async function getJson<T>(url: string): Promise<T> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
+  return (await res.json()) as T;
+}
+
+/** What every benchmark returns: its figures, its targets and the machine it ran on. */
+export interface BenchResult {
+  name: string;
+  /** One line per figure, as printed. */
+  lines: string[];
+  /** Target checks: what was asked, what we got, met or not. */
+  targets: Array<{ target: string; measured: string; met: boolean }>;
+  /** Everything measured, for the JSON file. */
+  data: unknown;
+  machineBefore: MachineInfo;
+  machineAfter: MachineInfo;
+}
+
+/**
+ * Write `bench/results/<name>.json` (the latest run) and append one line to
+ * `bench/results/history.jsonl` (name, time, load before/after, target checks), so figures taken
+ * under different machine loads can be compared. Returns the JSON file's path.
+ */
+export function writeResult(r: BenchResult): string {
+  const dir = fromRoot('bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = `${dir}/${r.name}.json`;
+  writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
+  const line = { name: r.name, at: r.machineAfter.at, loadBefore: r.machineBefore.loadAverage, loadAfter: r.machineAfter.loadAverage, targets: r.targets };
+  appendFileSync(`${dir}/history.jsonl`, `${JSON.stringify(line)}\n`);
+  return file;
+}
+
+/**
+ * Wait until the 1-minute load average is at most `maxLoad` (checked every 5 s, at most
+ * `timeoutS`); resolves with the load seen. For shared machines: `npm run bench -- --quiet=1.5`.
+ */
+export async function waitForQuiet(maxLoad: number, timeoutS = 300): Promise<number> {
+  const end = performance.now() + timeoutS * 1000;
+  while (loadavg()[0] > maxLoad && performance.now() < end) await pause(5000);
+  return loadavg()[0];
+}
+
+/** Sleep `ms` (benchmark pacing only; never for measured timing). */
+export const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
