@@ -185,6 +185,12 @@ export interface RunSummary {
   ttftFromIntendedMs: Distribution;
   /** Present when SLOs were given. */
   goodput?: { slo: Slo; good: number; requestsPerSec: number };
+  /**
+   * Was the measurer the bottleneck? `clientBound`: the load generator's event loop or CPU was
+   * saturated, so its timings include Node's own delay. `simBehind`: the simulator fell behind
+   * real time. `warnings` says so in plain words, with what to do.
+   */
+  health?: { clientBound: boolean; simBehind: boolean; warnings: string[] };
 }
 
 /**

@@ -1,3 +1,6 @@
+import { runLoad } from '../src/load/runner';
+import { closedLoop } from '../src/load/shapes';
+import { healthFlag } from '../src/view/tables';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -183,6 +186,29 @@ describe('startClientHealth during a real run', () => {
     expect(health.eventLoopDelayP99Ms).toBeLessThanOrEqual(5);
     expect(health.cpuPercentOfOneCore).toBeGreaterThan(0);
     expect(health.cpuUserMs + health.cpuSystemMs).toBeGreaterThan(0);
+  });
+
+  it('runLoad puts the verdict into the run summary (and summary.json) when a cell blocks the loop', async () => {
+    const blocker = setInterval(() => {
+      const t = performance.now();
+      while (performance.now() - t < 30);
+    }, 50);
+    let run: Awaited<ReturnType<typeof runLoad>>;
+    try {
+      run = await runLoad({
+        baseUrl: server.url,
+        model: 'scripted',
+        workload: [makeRequest('hi', { maxTokens: 30 })],
+        requests: 24,
+        shape: closedLoop(8),
+        out: false,
+      });
+    } finally {
+      clearInterval(blocker);
+    }
+    expect(run.summary.health?.clientBound).toBe(true);
+    expect(run.summary.health?.warnings.join(' ')).toContain('The load generator was the bottleneck');
+    expect(healthFlag(run.summary)).toMatch(/^⚠ CLIENT-BOUND: /);
   });
 
   it('stop() is idempotent', () => {

@@ -189,8 +189,7 @@ export async function runCommand(argv: string[], io: CliIo = { stdout: process.s
       },
     });
     const t = result.manifest.target;
-    const health = (result.manifest.client ?? {}) as { reasons?: unknown };
-    const warnings = Array.isArray(health.reasons) ? health.reasons.map(String) : [];
+    const warnings = result.summary.health?.warnings ?? [];
     io.stdout.write(
       formatRunReport({
         summary: result.summary,

@@ -210,6 +210,3 @@ export async function startSimLatenessWatch(
     },
   };
 }
-
-/** @deprecated Old name of {@link startClientHealth}; kept for callers written before it. */
-export const watchClientHealth = startClientHealth;

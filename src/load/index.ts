@@ -49,4 +49,13 @@ export {
   type SpecOptions,
 } from './workload';
 export { checkBaseUrl, resolveTarget, type ResolvedTarget } from './target';
-export { assessClientHealth, startClientHealth, watchClientHealth, type ClientHealth } from './health';
+export {
+  assessClientHealth,
+  assessSimLateness,
+  startClientHealth,
+  startSimLatenessWatch,
+  DEFAULT_HEALTH_THRESHOLDS,
+  SIM_LATENESS_THRESHOLD_MS,
+  type ClientHealth,
+  type SimLatenessVerdict,
+} from './health';

@@ -19,7 +19,7 @@ import { createRun, type RunWriter } from '../run/store';
 import { summarizeRun } from '../stats/summary';
 import type { GpuSample, MetricsSample, RequestRecord, RequestSpec, RunSummary, Slo } from '../types';
 import { dispatchLoad } from './dispatch';
-import { startClientHealth } from './health';
+import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
 import { loadManifestInput, memoryManifest } from './manifest-input';
 import { createProgress, type Progress } from './progress';
 import type { LoadShape } from './shapes';
@@ -29,6 +29,9 @@ import { startSamplers } from './samplers';
 import { checkPromptLengths } from './preflight';
 
 export type { Progress };
+
+/** Connections an open loop without `maxConcurrency` may use. */
+export const OPEN_LOOP_CONNECTIONS = 256;
 
 /** Options of `runLoad`. Only `baseUrl` and `shape` are always required. */
 export interface RunLoadOptions {
@@ -119,8 +122,14 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   else opts.signal?.addEventListener('abort', onUserAbort, { once: true });
 
   // One connection per request that can be in flight, so undici never queues a request unseen.
+  // Open loops without a cap share at most OPEN_LOOP_CONNECTIONS: one socket per late request
+  // would turn any stall into a connection storm (bench/README.md §2); a wait for a socket shows in queueMs.
   const connections =
-    shape.kind === 'closed' ? shape.concurrency : shape.kind === 'open' ? (shape.maxConcurrency ?? n) : n;
+    shape.kind === 'closed'
+      ? shape.concurrency
+      : shape.kind === 'open'
+        ? (shape.maxConcurrency ?? Math.min(n, OPEN_LOOP_CONNECTIONS))
+        : n;
   const origin = performance.now();
   const now = () => performance.now() - origin;
   const client = createClient({
@@ -199,18 +208,21 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   };
 
   const samplers = startSamplers(opts, target.rootUrl, now, writer);
-  const health = startClientHealth();
+  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl) : undefined;
+  let health: ClientHealthWatch | undefined;
   let latenessMs: number[] = [];
   try {
     progress.setPhase(warmup > 0 ? 'warmup' : 'load');
     for (let k = 0; k < warmup && !stop.signal.aborted; k++) await fire(k, specOf(k % n), now(), true);
     progress.setPhase('load');
+    // Judged over the measured load only: warm-up includes one-off start-up work.
+    health = startClientHealth();
     ({ latenessMs } = await dispatchLoad(shape, n, (i, due) => fire(warmup + i, specOf(i), due, false), {
       now,
       signal: stop.signal,
     }));
   } catch (err) {
-    health.stop();
+    health?.stop();
     await samplers.stop();
     progress.finish();
     writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
@@ -219,13 +231,21 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     throw err;
   }
   const status = stop.signal.aborted ? 'interrupted' : 'complete';
-  const clientHealth = health.stop();
+  const clientHealth = (health ?? startClientHealth()).stop();
+  const simLateness = await simWatch?.finish();
   const sampled = await samplers.stop();
   progress.finish();
   opts.signal?.removeEventListener('abort', onUserAbort);
   await client.close();
 
-  const summary = summarizeRun(records, opts.slo ? { slo: opts.slo } : {});
+  const summary: RunSummary = {
+    ...summarizeRun(records, opts.slo ? { slo: opts.slo } : {}),
+    health: {
+      clientBound: clientHealth.clientBound,
+      simBehind: simLateness?.simBehind ?? false,
+      warnings: [...clientHealth.reasons, ...(simLateness?.reasons ?? [])],
+    },
+  };
   const sortedLate = [...latenessMs].sort((a, b) => a - b);
   const patch: Partial<RunManifest> = {
     client: {
@@ -241,6 +261,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
         ? { scheduleLatenessMs: { p50: sortedLate[sortedLate.length >> 1], max: sortedLate[sortedLate.length - 1] } }
         : {}),
       ...clientHealth,
+      ...(simLateness ? { simLateness } : {}),
     },
   };
   if (status === 'interrupted') patch.notes = [...(manifest.notes ?? []), `interrupted after ${sent} of ${warmup + n} requests were sent`];

@@ -132,13 +132,22 @@ function withSim(caption: string, simulated?: boolean): string {
   return simulated ? `${caption} (simulated)` : caption;
 }
 
+/** Plain-words flag for a run whose measurer was the bottleneck ('' when healthy or unknown). */
+export function healthFlag(summary: RunSummary): string {
+  const h = summary.health;
+  if (!h || (!h.clientBound && !h.simBehind)) return '';
+  const what = [h.clientBound ? 'CLIENT-BOUND' : '', h.simBehind ? 'SIMULATOR BEHIND REAL TIME' : ''].filter(Boolean).join(', ');
+  return `⚠ ${what}: ${h.warnings.join(' ')}`;
+}
+
 /** Display one run's TTFT/TPOT/ITL/E2E distributions (ms) as a table; returns like `table`. */
 export function summaryTable(summary: RunSummary, opts: SummaryTableOptions = {}): string | undefined {
   const caption =
     opts.caption ?? `Latency (ms): ${summary.completed} of ${summary.requests} requests completed, ${summary.failed} failed`;
   const d = opts.digits ?? 1;
   const digits = { mean: d, p50: d, p90: d, p95: d, p99: d, max: d };
-  return table(summaryRows(summary), { caption: withSim(caption, opts.simulated), digits });
+  const flag = healthFlag(summary);
+  return table(summaryRows(summary), { caption: withSim(caption, opts.simulated) + (flag ? ` — ${flag}` : ''), digits });
 }
 
 /** One column of `compareTable`: header and how to read it from a summary. */
@@ -166,9 +175,12 @@ export function compareRows(
   items: { label: string | number; summary: RunSummary }[],
   metrics: readonly CompareMetric[] = DEFAULT_COMPARE_METRICS,
 ): Record<string, unknown>[] {
+  const anyHealth = items.some(({ summary }) => summary.health !== undefined);
   return items.map(({ label, summary }) => {
     const row: Record<string, unknown> = { run: String(label) };
     for (const m of metrics) row[m.header] = m.value(summary);
+    // Flag, per row, a run whose own measurer was the bottleneck (see healthFlag).
+    if (anyHealth) row.measurer = summary.health?.clientBound ? 'client-bound' : summary.health?.simBehind ? 'sim behind' : 'ok';
     return row;
   });
 }
