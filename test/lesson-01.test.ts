@@ -13,9 +13,10 @@ import { fromRoot } from '../src/paths';
 import { loadRun } from '../src/run/loader';
 import { DEFAULT_PROFILE } from '../src/sim/profile';
 import { percentile } from '../src/stats/percentile';
+import { lessonDataReady } from './helpers/lesson-data';
 
 const dir = fromRoot('data', '01-serial-baseline', 'serial');
-const ready = existsSync(`${dir}/summary.json`);
+const ready = lessonDataReady(existsSync(`${dir}/summary.json`), dir);
 const why = ready ? dir : `${dir} not found: run \`npm run lessons\` first to execute the notebooks`;
 
 describe.skipIf(!ready)(`lesson 01 saved run (${why})`, () => {

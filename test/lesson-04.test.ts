@@ -12,10 +12,11 @@ import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
 import { loadRun, type LoadedRun } from '../src/run/loader';
 import { percentile } from '../src/stats/percentile';
+import { lessonDataReady } from './helpers/lesson-data';
 
 const dir = fromRoot('data', '04-chunked-prefill');
 const POINTS = ['off', 'chunk512', 'chunk512-t128', 'mix-off', 'mix-chunk512'];
-const ready = POINTS.every((p) => existsSync(join(dir, p, 'summary.json')));
+const ready = lessonDataReady(POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))), dir);
 
 function run(point: string): LoadedRun {
   const r = loadRun(join(dir, point));

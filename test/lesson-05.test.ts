@@ -13,12 +13,13 @@ import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
 import { counterIncrease } from '../src/server/counters';
 import { loadRun, type LoadedRun } from '../src/run/loader';
+import { lessonDataReady } from './helpers/lesson-data';
 
 const dir = fromRoot('data', '05-kv-pressure');
 const FITS = 'u095-fits';
 const OVERCOMMITTED = ['u040-recompute', 'u040-swap'];
 const POINTS = [FITS, ...OVERCOMMITTED];
-const ready = POINTS.every((p) => existsSync(join(dir, p, 'summary.json')));
+const ready = lessonDataReady(POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))), dir);
 
 function run(point: string): LoadedRun {
   const r = loadRun(join(dir, point));

@@ -14,10 +14,11 @@ import { counterIncrease } from '../src/server/counters';
 import { loadRun, type LoadedRun } from '../src/run/loader';
 import { percentile } from '../src/stats/percentile';
 import type { MetricsSample } from '../src/types';
+import { lessonDataReady } from './helpers/lesson-data';
 
 const dir = fromRoot('data', '06-prefix-caching');
 const POINTS = ['unique', 'shared', 'shared-nocache'];
-const ready = POINTS.every((p) => existsSync(join(dir, p, 'summary.json')));
+const ready = lessonDataReady(POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))), dir);
 
 function run(point: string): LoadedRun {
   const r = loadRun(join(dir, point));

@@ -27,6 +27,7 @@ const skipWhy = !pages.length
   : !hasChromium
     ? `${CHROMIUM} is missing (install Debian's chromium)`
     : '';
+if (skipWhy && process.env.CI) throw new Error(`lessons-browser cannot run in CI: ${skipWhy}`);
 if (skipWhy) console.warn(`lessons-browser: skipped, ${skipWhy}`);
 
 /** What the page reports about itself (computed in the browser). */
