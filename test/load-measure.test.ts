@@ -46,6 +46,19 @@ describe('measure: resumable load points', () => {
     expect(forced.manifest.runId).not.toBe(first.manifest.runId);
   });
 
+  it('a saved point measured with another request count or other server flags is measured again', async () => {
+    const target = { baseUrl: server.url, model: 'scripted', flags: { maxNumSeqs: 8 } };
+    const first = await measure(target, point({ name: 'c3' }));
+    expect((await measure(target, point({ name: 'c3' }))).resumed).toBe(true);
+    const more = await measure(target, point({ name: 'c3', requests: 6 }));
+    expect(more.resumed).toBe(false);
+    expect(more.summary.completed).toBe(6);
+    const otherFlags = await measure({ ...target, flags: { maxNumSeqs: 16 } }, point({ name: 'c3', requests: 6 }));
+    expect(otherFlags.resumed).toBe(false);
+    expect(otherFlags.manifest.target.flags).toEqual({ maxNumSeqs: 16 });
+    expect(first.manifest.runId).not.toBe(otherFlags.manifest.runId);
+  });
+
   it('an incomplete point (killed mid-run: no summary) is moved aside and measured afresh', async () => {
     const target = { baseUrl: server.url, model: 'scripted' };
     const dir = join(root, 'sweep', 'c1');

@@ -3,13 +3,17 @@
  * A point whose folder already holds a complete run is read back instead of measured again,
  * so re-running a notebook after a crash or an interrupted kernel continues where it stopped;
  * `force: true` (or `LOADLAB_FORCE=1`, which `loadlab lessons` sets) measures it again.
- * An incomplete folder is moved aside by the run store and measured afresh.
+ * A saved point measured with another load (shape, request count, warm-up) or other server
+ * flags is measured again. An incomplete folder is moved aside by the run store and measured afresh.
  */
 import { join } from 'node:path';
 import { fromRoot } from '../paths';
 import { loadRun } from '../run/loader';
 import { isRunComplete } from '../run/store';
+import type { RunManifest } from '../run/manifest';
 import type { ServerFlags } from '../sim/types';
+import { describeShape } from './shapes';
+import { resolveRunOptions } from './validate';
 import type { MetricsSample } from '../types';
 import { formatProgress, type Progress } from './progress';
 import { runLoad, type RunLoadOptions, type RunResult } from './runner';
@@ -55,6 +59,26 @@ export function notebookProgress(label: string, everyMs = 3000): (p: Progress) =
   };
 }
 
+function stableJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+}
+
+/** Why a saved point is not this point (other load or other server flags), or '' when it is. */
+function savedPointDiffers(saved: RunManifest, target: MeasureTarget, load: Omit<MeasureOptions, 'lesson' | 'name' | 'force' | 'root'>): string {
+  const ro = resolveRunOptions({ ...load, baseUrl: target.baseUrl });
+  const was = (saved.load?.options ?? {}) as Record<string, unknown>;
+  const now = { label: describeShape(ro.shape), requests: ro.n, warmup: ro.warmup };
+  const diffs: string[] = [];
+  for (const [k, v] of Object.entries(now)) if (was[k] !== v) diffs.push(`${k} ${String(was[k])} (now ${String(v)})`);
+  const wasFlags = stableJson(saved.target?.flags ?? {});
+  const nowFlags = stableJson(target.flags ?? {});
+  if (wasFlags !== nowFlags) diffs.push(`server flags ${wasFlags} (now ${nowFlags})`);
+  return diffs.join(', ');
+}
+
 /**
  * Measure one load point of a lesson against `target` (or reuse its complete saved run).
  * Samples the server's `/metrics` during the run by default (and `nvidia-smi` on a real GPU).
@@ -65,7 +89,9 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
   const redo = force ?? process.env.LOADLAB_FORCE === '1';
   if (!redo && isRunComplete(dir)) {
     const saved = loadRun(dir);
-    if (saved.summary) {
+    const changed = savedPointDiffers(saved.manifest, target, load);
+    if (changed) console.log(`[${name}] the run saved in ${dir} was measured with ${changed}; measuring again.`);
+    if (saved.summary && !changed) {
       console.log(`[${name}] reusing the complete run saved in ${dir} (measured ${saved.manifest.startedAt}); pass force: true or set LOADLAB_FORCE=1 to measure again.`);
       return {
         dir,
