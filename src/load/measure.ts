@@ -6,6 +6,7 @@
  * A saved point measured with another load (shape, request count, warm-up) or other server
  * flags is measured again. An incomplete folder is moved aside by the run store and measured afresh.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromRoot } from '../paths';
 import { loadRun } from '../run/loader';
@@ -25,6 +26,8 @@ export interface MeasureTarget {
   simulated?: boolean;
   flags?: ServerFlags;
   mode?: string;
+  /** The server's recent log lines; saved as `server.log` in the run folder when given. */
+  logTail?(n?: number): string;
 }
 
 /** Options of `measure`: `runLoad`'s, with the folder given as lesson + name. */
@@ -122,5 +125,7 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
       target: { ...(load.manifestExtra?.target ?? {}), ...extraTarget } as never,
     },
   });
+  const log = target.logTail?.(400);
+  if (log) writeFileSync(join(dir, 'server.log'), `${log}\n`);
   return { ...run, dir, resumed: false, metrics: run.metrics ?? [] };
 }

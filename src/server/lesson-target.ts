@@ -90,7 +90,13 @@ async function startFor(mode: TargetMode, flags: ServerFlags, opts: OpenTargetOp
   if (mode === 'sim') return startSim({ flags, ...(opts.logFile ? { logFile: opts.logFile } : {}) });
   const model = env.LOADLAB_VLLM_MODEL as string;
   const port = env.LOADLAB_VLLM_PORT ? Number(env.LOADLAB_VLLM_PORT) : 8000;
-  return launchVllm({ model, flags, port, ...(opts.logFile ? { logFile: opts.logFile } : {}) });
+  return launchVllm({
+    model,
+    flags,
+    port,
+    ...(env.LOADLAB_VLLM_BIN ? { bin: env.LOADLAB_VLLM_BIN } : {}),
+    ...(opts.logFile ? { logFile: opts.logFile } : {}),
+  });
 }
 
 /**
