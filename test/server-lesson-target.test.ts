@@ -22,9 +22,9 @@ afterAll(async () => {
 describe('openTarget with LOADLAB_VLLM_MODEL: launch, measure, restart with other flags, measure, stop', () => {
   it('records the effective flags and a metrics timeline for each run, and leaves nothing behind', async () => {
     const env = {
-    LOADLAB_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4',
-    LOADLAB_VLLM_BIN: join(__dirname, 'fixtures', 'vllm-sim'),
-    LOADLAB_VLLM_PORT: '0',
+      LOADLAB_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4',
+      LOADLAB_VLLM_BIN: join(__dirname, 'fixtures', 'vllm-sim'),
+      LOADLAB_VLLM_PORT: '0',
     };
     target = await openTarget({ flags: { enableChunkedPrefill: false }, env });
     expect(target.mode).toBe('launched');
