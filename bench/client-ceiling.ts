@@ -21,6 +21,7 @@ import { createClient } from '../src/client/client';
 import { startClientHealth, type ClientHealth } from '../src/load/health';
 import type { RequestRecord, RequestSpec } from '../src/types';
 import { dist, fmtDist, fullGc, getJson, loadLine, machine, pause, round, spawnListening, type BenchResult, type Child, type Dist } from './common';
+import { epochMinusRealtimeMs } from '../src/load/null-server';
 
 const origin = performance.timeOrigin;
 const epoch = () => origin + performance.now();
@@ -53,22 +54,6 @@ interface PassResult {
   loadAverage1m: number;
 }
 
-/** `epoch()` − `Date.now()` at the moment Date.now() ticks (median of 15 ticks), ms. Same as in sse-source.ts. */
-function epochMinusRealtimeMs(): number {
-  const diffs: number[] = [];
-  for (let i = 0; i < 15; i++) {
-    const d0 = Date.now();
-    let d = d0;
-    let t = 0;
-    while (d === d0) {
-      t = epoch();
-      d = Date.now();
-    }
-    diffs.push(t - d);
-  }
-  diffs.sort((a, b) => a - b);
-  return diffs[7];
-}
 
 /**
  * Offset of the server's epoch stamps from ours, ms, two ways: both against the system clock's

@@ -20,6 +20,7 @@
 
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { epochMinusRealtimeMs } from '../src/load/null-server';
 
 interface SourceConfig {
   /** Default gap between token chunks, ms; default 10. */
@@ -39,26 +40,6 @@ const stats = { open: 0, peakOpen: 0, requests: 0, tokenEvents: 0 };
 const sent = new Map<string, number[]>();
 let seq = 0;
 
-/**
- * How far `timeOrigin + performance.now()` is from the system clock, ms: at each tick of
- * `Date.now()` (spin until it changes) the difference is read; median of 15 ticks. Two
- * processes' values differ by their epoch-stamp offset, to about a µs.
- */
-function epochMinusRealtimeMs(): number {
-  const diffs: number[] = [];
-  for (let i = 0; i < 15; i++) {
-    const d0 = Date.now();
-    let d = d0;
-    let t = 0;
-    while (d === d0) {
-      t = epoch();
-      d = Date.now();
-    }
-    diffs.push(t - d);
-  }
-  diffs.sort((a, b) => a - b);
-  return diffs[7];
-}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
