@@ -1,7 +1,7 @@
 /**
  * Hardware + model profiles as data. The cost model (`cost.ts`) and the KV sizing in
  * `config.ts` read only these numbers, so another card or model is a new profile object,
- * not a code change. Sources are tagged as in /work/shared/reference/sim-calibration.md:
+ * not a code change. Sources are tagged as in the calibration notes (shared/reference/sim-calibration.md):
  * [spec] vendor spec, [measured] someone measured it, [derived] computed from other
  * entries, [code] read in source code.
  */
