@@ -82,6 +82,11 @@ export interface RunLoadOptions {
   sampleMetrics?: boolean | number;
   /** Sample `nvidia-smi` during the run into `gpu.jsonl` where it exists (never fabricated); default false. */
   sampleGpu?: boolean;
+  /**
+   * While the run is going, SIGINT (Ctrl-C, or a notebook's "interrupt kernel") interrupts it like
+   * `signal` does instead of killing the process; default true.
+   */
+  abortOnSigint?: boolean;
 }
 
 /** What `runLoad` returns. */
@@ -120,6 +125,14 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const onUserAbort = () => stop.abort(opts.signal?.reason);
   if (opts.signal?.aborted) stop.abort(opts.signal.reason);
   else opts.signal?.addEventListener('abort', onUserAbort, { once: true });
+  // Ctrl-C, or a notebook's "interrupt kernel" (tslab delivers it to the process as SIGINT):
+  // stop sending, cancel what is in flight, keep and summarise what was measured.
+  const onSigint = () => stop.abort(new Error('interrupted (SIGINT)'));
+  if (opts.abortOnSigint !== false) process.on('SIGINT', onSigint);
+  const detach = () => {
+    opts.signal?.removeEventListener('abort', onUserAbort);
+    process.removeListener('SIGINT', onSigint);
+  };
 
   // One connection per request that can be in flight, so undici never queues a request unseen.
   // Open loops without a cap share at most OPEN_LOOP_CONNECTIONS: one socket per late request
@@ -166,7 +179,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     }
   } catch (err) {
     await client.close();
-    opts.signal?.removeEventListener('abort', onUserAbort);
+    detach();
     throw err;
   }
 
@@ -227,7 +240,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     progress.finish();
     writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
     await client.close();
-    opts.signal?.removeEventListener('abort', onUserAbort);
+    detach();
     throw err;
   }
   const status = stop.signal.aborted ? 'interrupted' : 'complete';
@@ -235,7 +248,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const simLateness = await simWatch?.finish();
   const sampled = await samplers.stop();
   progress.finish();
-  opts.signal?.removeEventListener('abort', onUserAbort);
+  detach();
   await client.close();
 
   const summary: RunSummary = {
