@@ -13,7 +13,8 @@ import type { SimMetrics } from './metrics';
 import type { QueueTimes } from './queue-time';
 import { ApiError, nodeReply, type Reply, type ReplyHooks, type RequestInfo } from './reply';
 import { checkModel, parseGenRequest, validationError } from './requests';
-import type { ChatMessageIn, SimTokenizer } from './tokens';
+import { checkMessages } from './chat-fields';
+import type { SimTokenizer } from './tokens';
 import type { SimEngine } from './types';
 
 /** The vLLM release whose HTTP surface the simulator emulates (`GET /version`). */
@@ -54,6 +55,7 @@ export interface SimServer {
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -64,7 +66,15 @@ function readBody(req: IncomingMessage): Promise<string> {
       if (size > MAX_BODY_BYTES) reject(new ApiError(413, 'Request Entity Too Large', 'Request Entity Too Large'));
       else parts.push(b);
     });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('end', () => {
+      // FastAPI answers a body that is not UTF-8 with HTTPException(400, "There was an error parsing the body")
+      // (fastapi/routing.py, json.loads raising UnicodeDecodeError); a leading BOM is accepted, as json.loads(bytes) does.
+      try {
+        resolve(UTF8.decode(Buffer.concat(parts)));
+      } catch {
+        reject(new ApiError(400, 'There was an error parsing the body', 'Bad Request'));
+      }
+    });
     req.on('error', reject);
   });
 }
@@ -133,8 +143,8 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       const body = await readJson(req);
       checkModel(body, rules);
       let tokens: number[];
-      if (Array.isArray(body.messages)) {
-        tokens = opts.tok.encodeChat(body.messages as ChatMessageIn[], { addGenerationPrompt: body.add_generation_prompt !== false });
+      if (body.messages !== undefined) {
+        tokens = opts.tok.encodeChat(checkMessages(body.messages), { addGenerationPrompt: body.add_generation_prompt !== false });
       } else if (typeof body.prompt === 'string') {
         tokens = opts.tok.encodePrompt(body.prompt);
       } else throw validationError('prompt', 'Field required: send "prompt" (a string) or "messages"', 'prompt');

@@ -2,10 +2,18 @@
  * Turns a `/v1/chat/completions` or `/v1/completions` body into what the engine needs,
  * with vLLM's rules and messages: model check, prompt rendering and tokenizing, output
  * caps (`max_completion_tokens` > `max_tokens` > default), `min_tokens`, `ignore_eos`,
- * `stream_options`, and the context-length 400s. Throws `ApiError`; no I/O.
+ * `stream_options`, `n`, `stop`, logprobs, tools, and the context-length 400s (field rules in
+ * request-fields.ts and chat-fields.ts). Throws `ApiError`; no I/O.
  */
+import { checkMessages, checkTools } from './chat-fields';
 import { ApiError } from './reply';
-import { contentText, detectLanguage, type ChatMessageIn, type SimTokenizer, type TextLang } from './tokens';
+import { laxBool, laxInt, modelName, samplingFields, streamFields, validationError } from './request-fields';
+import { contentText, detectLanguage, type SimTokenizer, type TextLang } from './tokens';
+
+export { validationError } from './request-fields';
+
+/** Largest token id of Qwen2.5's tokenizer (151643 BPE tokens + 22 added special tokens); vLLM's `tokenizer.max_token_id`. */
+export const QWEN_MAX_TOKEN_ID = 151664;
 
 /** A validated generation request. */
 export interface GenRequest {
@@ -20,6 +28,12 @@ export interface GenRequest {
   continuousUsage: boolean;
   /** Language of the prompt, for the pseudo-text. */
   lang: TextLang;
+  /** Choices (`n`), ≥ 1: vLLM runs them as n child requests sharing the prompt. */
+  n: number;
+  /** Stop strings; the first one found in a choice's text ends it with finish_reason "stop". */
+  stop: string[];
+  /** Top logprobs per token when logprobs were asked for (0..20); undefined when not. */
+  logprobs?: number;
 }
 
 /** Server facts the rules depend on. */
@@ -30,48 +44,37 @@ export interface RequestRules {
   forceIncludeUsage?: boolean;
 }
 
-/** Pydantic-style 400 (`type` "Bad Request"), as FastAPI's validation handler answers. */
-export function validationError(loc: string, msg: string, param: string | null = null): ApiError {
-  return new ApiError(400, `1 validation error:\n  {'type': 'value_error', 'loc': ('body', '${loc}'), 'msg': '${msg}'}`, 'Bad Request', param);
-}
-
 /** 404 unless `model` is empty/absent or the served name. */
 export function checkModel(body: Record<string, unknown>, rules: RequestRules): void {
-  const m = body.model;
-  if (m === undefined || m === null || m === '' || m === rules.servedModelName) return;
-  throw new ApiError(404, `The model \`${String(m)}\` does not exist.`, 'NotFoundError', 'model');
+  const m = modelName(body);
+  if (m === undefined || m === '' || m === rules.servedModelName) return;
+  throw new ApiError(404, `The model \`${m}\` does not exist.`, 'NotFoundError', 'model');
 }
 
-function optInt(body: Record<string, unknown>, key: string): number | undefined {
-  const v = body[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw validationError(key, `Input should be a valid integer, got ${JSON.stringify(v)}`, key);
-  return v;
+/**
+ * Token ids as vLLM takes them: non-negative integers (400 otherwise), and none above the
+ * tokenizer's largest id (`Token id N is out of vocabulary`, `vllm/v1/engine/processor.py`
+ * `_validate_model_input`). `loc` names the field in the message.
+ */
+export function checkTokenIds(v: unknown, loc: string): number[] {
+  if (!Array.isArray(v) || !v.every((t) => Number.isInteger(t) && t >= 0)) throw validationError(loc, 'Input should be a list of token ids (non-negative integers)', loc);
+  let max = -1;
+  for (const t of v as number[]) if (t > max) max = t;
+  if (max > QWEN_MAX_TOKEN_ID) throw new ApiError(400, `Token id ${max} is out of vocabulary`, 'BadRequestError', loc);
+  return v as number[];
 }
 
 /** Parses and validates a generation body; throws `ApiError` with vLLM's status and message. */
 export function parseGenRequest(api: 'chat' | 'completions', body: Record<string, unknown>, tok: SimTokenizer, rules: RequestRules): GenRequest {
   checkModel(body, rules);
-  if (body.n !== undefined && body.n !== null && body.n !== 1) {
-    throw new ApiError(400, `the simulator serves n=1 only (one choice per request), got n=${JSON.stringify(body.n)}; send n separate requests instead`, 'BadRequestError', 'n');
-  }
-  const stream = body.stream === true;
-  const so = body.stream_options;
-  if (so !== undefined && so !== null && !stream) {
-    throw validationError('stream_options', 'Value error, Stream options can only be defined when `stream=True`.', 'stream_options');
-  }
-  const soObj = (so && typeof so === 'object' ? so : {}) as { include_usage?: unknown; continuous_usage_stats?: unknown };
-  let includeUsage = stream && soObj.include_usage === true;
-  let continuousUsage = includeUsage && soObj.continuous_usage_stats === true;
-  if (rules.forceIncludeUsage) includeUsage = continuousUsage = true;
+  const { stream, includeUsage, continuousUsage } = streamFields(body, rules.forceIncludeUsage);
+  const { n: choices, stop, logprobs } = samplingFields(api, body);
+  if (api === 'chat') checkTools(body);
 
   let promptTokenIds: number[];
   let lang: TextLang = 'en';
   if (api === 'chat') {
-    const msgs = body.messages;
-    if (!Array.isArray(msgs)) throw validationError('messages', 'Field required', 'messages');
-    const messages = msgs as ChatMessageIn[];
-    if (messages.some((m) => !m || typeof m.role !== 'string')) throw validationError('messages', 'each message needs a string "role"', 'messages');
+    const messages = checkMessages(body.messages);
     promptTokenIds = tok.encodeChat(messages);
     const lastUser = [...messages].reverse().find((m) => m.role === 'user');
     lang = detectLanguage(contentText(lastUser?.content ?? messages[messages.length - 1]?.content));
@@ -82,7 +85,7 @@ export function parseGenRequest(api: 'chat' | 'completions', body: Record<string
       promptTokenIds = tok.encodePrompt(prompt);
       lang = detectLanguage(prompt);
     } else if (Array.isArray(prompt) && prompt.length > 0 && prompt.every((t) => Number.isInteger(t) && t >= 0)) {
-      promptTokenIds = prompt as number[];
+      promptTokenIds = checkTokenIds(prompt, 'prompt');
     } else if (prompt === undefined) {
       throw validationError('prompt', 'Field required', 'prompt');
     } else {
@@ -90,8 +93,8 @@ export function parseGenRequest(api: 'chat' | 'completions', body: Record<string
     }
   }
 
-  const mct = api === 'chat' ? optInt(body, 'max_completion_tokens') : undefined;
-  const mt = optInt(body, 'max_tokens');
+  const mct = api === 'chat' ? laxInt(body, 'max_completion_tokens') : undefined;
+  const mt = laxInt(body, 'max_tokens');
   const requested = mct ?? mt;
   const param = mct !== undefined ? 'max_completion_tokens' : 'max_tokens';
   const { maxModelLen } = rules;
@@ -110,10 +113,11 @@ export function parseGenRequest(api: 'chat' | 'completions', body: Record<string
   if (n === 0) throw new ApiError(400, 'The decoder prompt cannot be empty');
   const defaultMax = api === 'chat' ? maxModelLen - n : 16;
   const maxTokens = Math.min(requested ?? defaultMax, maxModelLen - n);
-  const minTokens = optInt(body, 'min_tokens') ?? 0;
+  const minTokens = laxInt(body, 'min_tokens') ?? 0;
   if (minTokens < 0) throw new ApiError(400, `min_tokens must be greater than or equal to 0, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
   if (minTokens > maxTokens) {
     throw new ApiError(400, `min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
   }
-  return { api, promptTokenIds, maxTokens, minTokens, ignoreEos: body.ignore_eos === true, stream, includeUsage, continuousUsage, lang };
+  const ignoreEos = laxBool(body.ignore_eos, 'ignore_eos') ?? false;
+  return { api, promptTokenIds, maxTokens, minTokens, ignoreEos, stream, includeUsage, continuousUsage, lang, n: choices, stop, logprobs };
 }
