@@ -9,7 +9,9 @@ import type { SimMetrics } from './metrics';
 import type { QueueTimes } from './queue-time';
 import { ApiError, type Reply } from './reply';
 import type { GenRequest } from './requests';
-import type { SimTokenizer } from './tokens';
+import { chunkHead, chunkJson, usageChunkJson, usageJson } from '../wire/chunks';
+import { chatLogprobsJson, completionLogprobsJson } from './fake-logprobs';
+import type { SimTokenizer, TextGen } from './tokens';
 import type { EngineOutput, SimEngine } from './types';
 
 /** Median of the natural (EOS) output length when `ignore_eos` is off, tokens. */
@@ -51,71 +53,110 @@ export interface GenIdentity {
   arrivalMs: number;
 }
 
-interface Usage {
-  prompt_tokens: number;
-  total_tokens: number;
-  completion_tokens: number;
-  prompt_tokens_details?: { cached_tokens: number } | null;
+/** One choice of a request: its own engine request (a child when n > 1), text and state. */
+interface Choice {
+  index: number;
+  engineId: string;
+  naturalLength: number;
+  gen: TextGen;
+  text: string;
+  ids: number[];
+  outputTokens: number;
+  firstMs?: number;
+  prevMs: number;
+  reason?: string;
+  stopReason: string | null;
 }
 
-/** Starts a generation; the reply is completed from the engine's outputs. */
+/** Finds the first stop string that ends in `added` (the text after `before`); returns where the stop begins. */
+function findStop(before: string, added: string, stop: string[]): { at: number; s: string } | undefined {
+  if (stop.length === 0) return undefined;
+  const full = before + added;
+  let best: { at: number; s: string } | undefined;
+  for (const s of stop) {
+    const at = full.indexOf(s, Math.max(0, before.length - s.length + 1));
+    if (at >= 0 && (!best || at < best.at)) best = { at, s };
+  }
+  return best;
+}
+
+/**
+ * Starts a generation; the reply is completed from the engine's outputs.
+ * `n` > 1 runs n engine requests sharing the prompt (vLLM's `ParentRequest` fans out n child
+ * requests, `vllm/v1/engine/parallel_sampling.py`), so n choices cost n sequences; child ids
+ * are `<i>_<id>` as there. Stop strings end a choice with finish_reason "stop" and
+ * `stop_reason` = the string, the text before it kept (vLLM's detokenizer check,
+ * `vllm/v1/engine/detokenizer.py`), and abort its engine request. Deviation: vLLM holds back
+ * streamed text that could begin a stop string; the simulator does not, so a stop string
+ * split across two chunks can leave its first part in the stream. Logprobs are fake (see fake-logprobs.ts).
+ */
 export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: GenIdentity): void {
   const chat = req.api === 'chat';
   const created = Math.floor(Date.now() / 1000);
-  const head = `{"id":${JSON.stringify(who.id)},"object":"${chat ? 'chat.completion.chunk' : 'text_completion'}","created":${created},"model":${JSON.stringify(s.model)}`;
-  const rng = seededRng(Math.floor(s.rng() * 2 ** 32));
-  const naturalLength = drawNaturalLength(rng);
-  const gen = s.tok.textGen(req.lang, rng);
+  const api = req.api;
+  const head = chunkHead({ api, id: who.id, created, model: s.model });
   const p = req.promptTokenIds.length;
-  const usage = (completion: number, cached?: number): Usage => {
-    const u: Usage = { prompt_tokens: p, total_tokens: p + completion, completion_tokens: completion };
-    if (cached !== undefined) u.prompt_tokens_details = { cached_tokens: cached };
-    return u;
-  };
-  let firstMs: number | undefined;
-  let prevMs = 0;
+  const usage = (completion: number, cached?: number) => usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
+  const choices: Choice[] = [];
+  for (let i = 0; i < req.n; i++) {
+    const rng = seededRng(Math.floor(s.rng() * 2 ** 32));
+    choices.push({
+      index: i, engineId: req.n > 1 ? `${i}_${who.engineId}` : who.engineId, naturalLength: drawNaturalLength(rng),
+      gen: s.tok.textGen(req.lang, rng), text: '', ids: [], outputTokens: 0, prevMs: 0, stopReason: null,
+    });
+  }
+  let started = false;
   let cached = 0;
-  let text = '';
   let finished = false;
+  const cachedOrNot = () => (s.promptTokensDetails ? cached : undefined);
+  const lp = (c: Choice, ids: number[], offset: number) => (req.logprobs === undefined ? undefined
+    : chat ? chatLogprobsJson(s.tok, ids, req.logprobs) : completionLogprobsJson(s.tok, ids, req.logprobs, offset));
 
-  const onOutput = (out: EngineOutput) => {
-    if (finished || reply.closed) return;
+  const onOutput = (c: Choice, out: EngineOutput) => {
+    if (finished || c.reason || reply.closed) return;
     const nowMs = s.now();
-    const isFirst = firstMs === undefined;
-    if (isFirst) {
-      firstMs = out.timeMs;
-      cached = out.cachedTokens ?? 0;
+    if (c.firstMs === undefined) {
+      c.firstMs = out.timeMs;
+      if (!started) cached = out.cachedTokens ?? 0;
       if (out.newTokens > 0) s.metrics.observeFirstToken((nowMs - who.arrivalMs) / 1000);
-      s.queue?.firstOutput(who.engineId);
+      s.queue?.firstOutput(c.engineId);
     } else {
-      s.metrics.observeInterToken((out.timeMs - prevMs) / 1000);
+      s.metrics.observeInterToken((out.timeMs - c.prevMs) / 1000);
     }
-    prevMs = out.timeMs;
-    const reason = out.finishReason;
-    const step = gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
+    c.prevMs = out.timeMs;
+    let reason: string | undefined = out.finishReason;
+    const step = c.gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
+    let added = step.text;
+    const hit = out.outputTokens > req.minTokens ? findStop(c.text, added, req.stop) : undefined;
+    if (hit) {
+      added = (c.text + added).slice(c.text.length, Math.max(c.text.length, hit.at));
+      c.stopReason = hit.s;
+      if (!reason) s.engine.abort(c.engineId);
+      reason = 'stop';
+    }
+    const offset = c.text.length;
+    c.text += added;
+    c.ids.push(...step.ids);
+    c.outputTokens = out.outputTokens;
     if (reason) {
-      finished = true;
-      s.metrics.observeFinish(reason, (nowMs - who.arrivalMs) / 1000, (out.timeMs - firstMs!) / 1000, p, out.outputTokens);
+      c.reason = reason;
+      s.metrics.observeFinish(reason as EngineOutput['finishReason'] & string, (nowMs - who.arrivalMs) / 1000, (out.timeMs - c.firstMs) / 1000, p, out.outputTokens);
     }
+    const all = choices.every((x) => x.reason);
+    if (all) finished = true;
+    const total = () => choices.reduce((a, x) => a + x.outputTokens, 0);
     if (!req.stream) {
-      text += step.text;
-      if (reason) reply.json(200, finalObject(s.model, who.id, created, chat, text, reason, usage(out.outputTokens, s.promptTokensDetails ? cached : undefined)));
+      if (all) reply.json(200, finalObject(s, who.id, created, req, choices, usage(total(), cachedOrNot())));
       return;
     }
-    const fin = reason ? `,"finish_reason":"${reason}","stop_reason":null` : ',"finish_reason":null';
-    const cont = req.continuousUsage ? `,"usage":${JSON.stringify(usage(out.outputTokens))}` : '';
-    if (chat) {
-      if (isFirst) {
-        const roleUsage = req.continuousUsage ? `,"usage":${JSON.stringify(usage(0))}` : '';
-        reply.event(`${head},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${roleUsage},"prompt_token_ids":null}`);
-      }
-      reply.event(`${head},"choices":[{"index":0,"delta":{"content":${JSON.stringify(step.text)}},"logprobs":null${fin},"token_ids":null}]${cont}}`);
-    } else {
-      const fin2 = reason ? fin : `${fin},"stop_reason":null`;
-      reply.event(`${head},"choices":[{"index":0,"text":${JSON.stringify(step.text)},"logprobs":null${fin2},"prompt_token_ids":null,"token_ids":null}]${cont || ',"usage":null'}}`);
+    if (chat && !started) {
+      for (const x of choices) reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
     }
-    if (reason) {
-      if (req.includeUsage) reply.event(`${head},"choices":[],"usage":${JSON.stringify(usage(out.outputTokens, s.promptTokensDetails ? cached : undefined))}}`);
+    started = true;
+    const parts = { index: c.index, text: added, finishReason: reason, stopReason: c.stopReason, logprobs: lp(c, step.ids, offset) };
+    reply.event(chunkJson(api, head, parts, { usage: req.continuousUsage ? usage(out.outputTokens) : undefined }));
+    if (all) {
+      if (req.includeUsage) reply.event(usageChunkJson(head, usage(total(), cachedOrNot())));
       reply.done();
     }
   };
@@ -123,22 +164,28 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   reply.onAbort(() => {
     if (finished) return;
     finished = true;
-    s.queue?.forget(who.engineId);
-    s.engine.abort(who.engineId);
+    for (const c of choices) {
+      s.queue?.forget(c.engineId);
+      if (!c.reason) s.engine.abort(c.engineId);
+    }
   });
   if (req.stream) reply.startStream();
-  const input = {
-    id: who.engineId, promptTokenIds: req.promptTokenIds.slice(), maxTokens: req.maxTokens,
-    minTokens: req.minTokens, naturalLength, ignoreEos: req.ignoreEos,
-  };
   const add = () => {
     if (finished || reply.closed) return;
     try {
-      s.queue?.track(who.engineId, s.now());
-      s.engine.add(input, onOutput);
+      for (const c of choices) {
+        s.queue?.track(c.engineId, s.now());
+        s.engine.add({
+          id: c.engineId, promptTokenIds: req.promptTokenIds.slice(), maxTokens: req.maxTokens,
+          minTokens: req.minTokens, naturalLength: c.naturalLength, ignoreEos: req.ignoreEos,
+        }, (out) => onOutput(c, out));
+      }
     } catch (err) {
       finished = true;
-      s.queue?.forget(who.engineId);
+      for (const c of choices) {
+        s.queue?.forget(c.engineId);
+        s.engine.abort(c.engineId);
+      }
       // The engine only throws on requests it can never run (e.g. larger than the KV cache): vLLM answers those 400.
       const e = err instanceof ApiError ? err : new ApiError(400, err instanceof Error ? err.message : String(err));
       if (req.stream) {
@@ -152,23 +199,27 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   else add();
 }
 
-/** vLLM's non-streamed `chat.completion` / `text_completion` object. */
-function finalObject(model: string, id: string, created: number, chat: boolean, text: string, reason: string, usage: Usage) {
-  const u = { ...usage, prompt_tokens_details: usage.prompt_tokens_details ?? null };
-  if (chat) {
+/** vLLM's non-streamed `chat.completion` / `text_completion` object, one choice per `n`. */
+function finalObject(s: GenServer, id: string, created: number, req: GenRequest, choices: Choice[], usage: string) {
+  const u = JSON.parse(usage) as Record<string, unknown>;
+  u.prompt_tokens_details ??= null;
+  const model = s.model;
+  const lps = (c: Choice) => (req.logprobs === undefined ? null : JSON.parse(req.api === 'chat'
+    ? chatLogprobsJson(s.tok, c.ids, req.logprobs) : completionLogprobsJson(s.tok, c.ids, req.logprobs, 0)));
+  if (req.api === 'chat') {
     return {
       id, object: 'chat.completion', created, model,
-      choices: [{
-        index: 0,
-        message: { role: 'assistant', content: text, refusal: null, annotations: null, audio: null, function_call: null, tool_calls: [], reasoning: null },
-        logprobs: null, finish_reason: reason, stop_reason: null, token_ids: null,
-      }],
+      choices: choices.map((c) => ({
+        index: c.index,
+        message: { role: 'assistant', content: c.text, refusal: null, annotations: null, audio: null, function_call: null, tool_calls: [], reasoning: null },
+        logprobs: lps(c), finish_reason: c.reason, stop_reason: c.stopReason, token_ids: null,
+      })),
       service_tier: null, system_fingerprint: null, usage: u, prompt_logprobs: null, prompt_token_ids: null, kv_transfer_params: null,
     };
   }
   return {
     id, object: 'text_completion', created, model,
-    choices: [{ index: 0, text, logprobs: null, finish_reason: reason, stop_reason: null, token_ids: null, prompt_logprobs: null, prompt_token_ids: null }],
+    choices: choices.map((c) => ({ index: c.index, text: c.text, logprobs: lps(c), finish_reason: c.reason, stop_reason: c.stopReason, token_ids: null, prompt_logprobs: null, prompt_token_ids: null })),
     service_tier: null, system_fingerprint: null, usage: u, kv_transfer_params: null,
   };
 }

@@ -6,6 +6,7 @@
  * Python `json.dumps` (spaces after `:` and `,`, non-ASCII escaped).
  */
 import type { ServerResponse } from 'node:http';
+import { errorEventJson, SSE_DONE, sseData } from '../wire/chunks';
 
 /** Header on every simulator response, so clients and probes can tell it from real vLLM. */
 export const SIM_HEADER = 'x-loadlab-sim';
@@ -28,14 +29,8 @@ export class ApiError extends Error {
   }
 }
 
-/** Python `json.dumps` with default separators and `ensure_ascii` (for in-stream error events). */
-export function pyJsonDumps(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map(pyJsonDumps).join(', ')}]`;
-  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pyJsonDumps(k)}: ${pyJsonDumps(x)}`).join(', ')}}`;
-}
+/** Python `json.dumps` spacing (moved to src/wire/chunks.ts; re-exported for existing callers). */
+export { pyJsonDumps } from '../wire/chunks';
 
 /** Everything a handler may send. Wrap it to inject faults. */
 export interface Reply {
@@ -93,12 +88,12 @@ export function nodeReply(res: ServerResponse): Reply {
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', [SIM_HEADER]: '1' });
       res.flushHeaders();
     },
-    event(json) { write(`data: ${json}\n\n`); },
-    streamError(err) { write(`data: ${pyJsonDumps(err.body())}\n\n`); },
+    event(json) { write(sseData(json)); },
+    streamError(err) { write(sseData(errorEventJson(err.body().error))); },
     done() {
       if (ended || aborted) return;
       ended = true;
-      res.end('data: [DONE]\n\n');
+      res.end(SSE_DONE);
     },
     destroy() {
       if (!ended && !aborted) res.destroy();
