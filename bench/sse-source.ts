@@ -21,6 +21,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { epochMinusRealtimeMs } from '../src/load/null-server';
+import { chunkHead, chunkJson, errorBody, SSE_DONE, sseData, usageChunkJson, usageJson } from '../src/wire/chunks';
 
 interface SourceConfig {
   /** Default gap between token chunks, ms; default 10. */
@@ -51,10 +52,11 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 function stream(res: ServerResponse, id: string, promptTokens: number, tokens: number, gapMs: number, batch: number, phaseMs: number): void {
   const times: number[] = [];
   const created = Math.floor(Date.now() / 1000);
-  const head = `data: {"id":"chatcmpl-${id}","object":"chat.completion.chunk","created":${created},"model":"${MODEL}","choices":[{"index":0,"delta":`;
-  const usage = (k: number) => `"usage":{"prompt_tokens":${promptTokens},"total_tokens":${promptTokens + k},"completion_tokens":${k}}`;
+  const head = chunkHead({ api: 'chat', id: `chatcmpl-${id}`, created, model: MODEL });
+  const usage = (k: number) => usageJson({ promptTokens, completionTokens: k });
+  // vLLM's chunk (src/wire/chunks.ts) plus a non-vLLM field `t`: the send time, epoch ms.
   const event = (k: number, t: number) =>
-    `${head}{"content":" tok"},"logprobs":null,"finish_reason":${k === tokens ? '"length"' : 'null'}}],${usage(k)},"t":${t.toFixed(4)}}\n\n`;
+    sseData(chunkJson('chat', head, { text: ' tok', finishReason: k === tokens ? 'length' : undefined }, { usage: usage(k), extra: `,"t":${t.toFixed(4)}` }));
   let k = 0;
   let closed = false;
   stats.open++;
@@ -64,9 +66,9 @@ function stream(res: ServerResponse, id: string, promptTokens: number, tokens: n
     stats.open--;
   });
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-  res.write(`${head}{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],${usage(0)}}\n\n`);
+  res.write(sseData(chunkJson('chat', head, { role: true }, { usage: usage(0) })));
   const finish = () => {
-    res.end(`data: {"id":"chatcmpl-${id}","object":"chat.completion.chunk","created":${created},"model":"${MODEL}","choices":[],${usage(tokens)}}\n\ndata: [DONE]\n\n`);
+    res.end(sseData(usageChunkJson(head, usage(tokens))) + SSE_DONE);
     sent.set(id, times);
   };
   if (tokens === 0) return finish();
@@ -133,7 +135,7 @@ const server = createServer((req, res) => {
     try {
       body = JSON.parse(Buffer.concat(parts).toString('utf8'));
     } catch {
-      return json(res, 400, { error: { message: 'bad JSON', type: 'BadRequestError', param: null, code: 400 } });
+      return json(res, 400, errorBody({ message: 'bad JSON', type: 'BadRequestError', param: null, code: 400 }));
     }
     stats.requests++;
     const header = req.headers['x-request-id'];

@@ -24,6 +24,7 @@
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chunkHead, chunkJson, errorBody, SSE_DONE, sseData, usageChunkJson, usageJson } from '../wire/chunks';
 
 /** Served model name. */
 export const NULL_SERVER_MODEL = 'loadlab-null';
@@ -62,8 +63,8 @@ interface Stream {
   deadline: number;
   closed: boolean;
   times: number[];
+  /** `chunkHead` of the stream (src/wire/chunks.ts). */
   head: string;
-  tail: string;
 }
 
 /** A running null server (in this process). */
@@ -82,13 +83,13 @@ export function startNullServer(port = 0): Promise<NullServer> {
   const tickers = new Map<number, Set<Stream>>();
   let seq = 0;
 
-  const usage = (k: number) => `"usage":{"prompt_tokens":8,"total_tokens":${8 + k},"completion_tokens":${k}}`;
+  const usage = (k: number) => usageJson({ promptTokens: 8, completionTokens: k });
+  // vLLM's chunk (src/wire/chunks.ts) plus a non-vLLM field `t`: the send time, epoch ms.
   const tokenEvent = (s: Stream, last: boolean, t: number) =>
-    `${s.head}{"content":" tok"},"logprobs":null,"finish_reason":${last ? '"length"' : 'null'},"token_ids":null}],` +
-    `${usage(s.k)},"t":${t.toFixed(4)}}\n\n`;
+    sseData(chunkJson('chat', s.head, { text: ' tok', finishReason: last ? 'length' : undefined }, { usage: usage(s.k), extra: `,"t":${t.toFixed(4)}` }));
 
   const finish = (s: Stream) => {
-    s.res.end(`${s.tail}${usage(s.k)}}\n\ndata: [DONE]\n\n`);
+    s.res.end(sseData(usageChunkJson(s.head, usage(s.k))) + SSE_DONE);
     sent.set(s.id, s.times);
   };
 
@@ -98,7 +99,7 @@ export function startNullServer(port = 0): Promise<NullServer> {
     const t = epochNow(); // the send time, just before the write
     s.k++;
     const last = s.k >= s.tokens || performance.now() >= s.deadline;
-    const role = s.k === 1 ? `${s.head}{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],${usage(0)}}\n\n` : '';
+    const role = s.k === 1 ? sseData(chunkJson('chat', s.head, { role: true }, { usage: usage(0) })) : '';
     s.times.push(t);
     stats.tokenEvents++;
     s.res.write(role + tokenEvent(s, last, t));
@@ -180,7 +181,7 @@ export function startNullServer(port = 0): Promise<NullServer> {
       try {
         body = JSON.parse(Buffer.concat(parts).toString('utf8'));
       } catch {
-        return json(res, 400, { object: 'error', message: 'body is not JSON', type: 'BadRequestError', param: null, code: 400 });
+        return json(res, 400, errorBody({ message: 'body is not JSON', type: 'BadRequestError', param: null, code: 400 }, 'old'));
       }
       stats.requests++;
       const header = req.headers['x-request-id'];
@@ -190,10 +191,9 @@ export function startNullServer(port = 0): Promise<NullServer> {
       const gapMs = num(body.null_gap_ms, 10);
       const durationMs = num(body.null_duration_ms, Infinity);
       const created = Math.floor(Date.now() / 1000);
-      const prefix = `data: {"id":"chatcmpl-${id}","object":"chat.completion.chunk","created":${created},"model":"${NULL_SERVER_MODEL}","choices":[`;
       const s: Stream = {
         res, id, tokens, k: 0, deadline: performance.now() + durationMs, closed: false, times: [],
-        head: `${prefix}{"index":0,"delta":`, tail: `${prefix}],`,
+        head: chunkHead({ api: 'chat', id: `chatcmpl-${id}`, created, model: NULL_SERVER_MODEL }),
       };
       res.on('close', () => (s.closed = true));
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });

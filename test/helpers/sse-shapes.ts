@@ -1,7 +1,12 @@
 /**
  * vLLM's exact stream and error JSON, as strings (vLLM fact sheet §1.1–1.5). Normal chunks are
  * compact like pydantic's `model_dump_json`; error events are spaced like Python's `json.dumps`.
+ * A thin adapter over src/wire/chunks.ts, the one writer of these shapes.
  */
+import {
+  chunkHead, chunkJson as wireChunk, ERROR_TYPES, errorBody as wireErrorBody, errorEventJson as wireErrorEvent,
+  usageChunkJson, usageJson as wireUsage,
+} from '../../src/wire/chunks';
 
 /** Per-response constants of a stream. */
 export interface StreamShape {
@@ -27,57 +32,31 @@ export interface ChunkParts {
   usageCount?: number;
 }
 
-function usage(s: StreamShape, completion: number): string {
-  const details = s.cachedTokens !== undefined ? `,"prompt_tokens_details":{"cached_tokens":${s.cachedTokens}}` : '';
-  return `{"prompt_tokens":${s.promptTokens},"total_tokens":${s.promptTokens + completion},"completion_tokens":${completion}${details}}`;
-}
-
 function head(s: StreamShape): string {
-  return s.api === 'chat'
-    ? `{"id":"chatcmpl-${s.id}","object":"chat.completion.chunk","created":${s.created},"model":${JSON.stringify(s.model)}`
-    : `{"id":"cmpl-${s.id}","object":"text_completion","created":${s.created},"model":${JSON.stringify(s.model)}`;
+  return chunkHead({ api: s.api, id: `${s.api === 'chat' ? 'chatcmpl' : 'cmpl'}-${s.id}`, created: s.created, model: s.model });
 }
 
-/** A chunk with one choice, as vLLM writes it (no `data: ` prefix). */
+function usage(s: StreamShape, completion: number): string {
+  return wireUsage({ promptTokens: s.promptTokens, completionTokens: completion, cachedTokens: s.cachedTokens });
+}
+
+/** A chunk with one choice, as vLLM writes it (no `data: ` prefix); built by src/wire/chunks.ts. */
 export function chunkJson(s: StreamShape, p: ChunkParts): string {
-  const fr = p.finishReason !== undefined ? JSON.stringify(p.finishReason) : 'null';
   const u = p.usageCount !== undefined ? usage(s, p.usageCount) : undefined;
-  if (s.api === 'completions') {
-    const choice = `{"index":0,"text":${JSON.stringify(p.text ?? '')},"logprobs":null,"finish_reason":${fr},"stop_reason":null,"prompt_token_ids":null,"token_ids":null}`;
-    const tail = u !== undefined ? `,"usage":${u}` : s.usageNull ? ',"usage":null' : '';
-    return `${head(s)},"choices":[${choice}]${tail}}`;
-  }
-  const tail = u !== undefined ? `,"usage":${u}` : '';
-  if (p.role) {
-    return `${head(s)},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":null${tail}}`;
-  }
-  const stop = p.finishReason !== undefined ? ',"stop_reason":null' : '';
-  return `${head(s)},"choices":[{"index":0,"delta":{"content":${JSON.stringify(p.text ?? '')}},"logprobs":null,"finish_reason":${fr}${stop},"token_ids":null}]${tail}}`;
+  return wireChunk(s.api, head(s), { role: p.role, text: p.text, finishReason: p.finishReason }, { usage: u, usageNull: s.usageNull });
 }
 
 /** The final usage chunk: `choices: []` and the totals. */
 export function usageJson(s: StreamShape, completion: number): string {
-  return `${head(s)},"choices":[],"usage":${usage(s, completion)}}`;
+  return usageChunkJson(head(s), usage(s, completion));
 }
 
 /** vLLM's mid-stream error event (json.dumps spacing). */
 export function errorEventJson(message: string, code: number): string {
-  const type = code >= 500 ? 'InternalServerError' : 'BadRequestError';
-  return `{"error": {"message": ${JSON.stringify(message)}, "type": "${type}", "param": null, "code": ${code}}}`;
+  return wireErrorEvent({ message, type: code >= 500 ? 'InternalServerError' : 'BadRequestError', param: null, code });
 }
-
-const TYPES: Record<number, string> = {
-  400: 'BadRequestError',
-  401: 'Unauthorized',
-  404: 'NotFoundError',
-  429: 'Too Many Requests',
-  500: 'InternalServerError',
-  501: 'NotImplementedError',
-  503: 'Service Unavailable',
-};
 
 /** A non-streamed error body: 'new' `{"error":{...}}` (vLLM ≥ 0.10.1) or 'old' `{"object":"error",...}`. */
 export function errorBody(status: number, message: string, shape: 'new' | 'old'): unknown {
-  const info = { message, type: TYPES[status] ?? 'InternalServerError', param: null, code: status };
-  return shape === 'new' ? { error: info } : { object: 'error', ...info };
+  return wireErrorBody({ message, type: ERROR_TYPES[status] ?? 'InternalServerError', param: null, code: status }, shape);
 }

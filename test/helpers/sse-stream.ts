@@ -5,6 +5,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from 'http';
+import { SSE_DONE, sseData } from '../../src/wire/chunks';
 import { chunkJson, errorEventJson, usageJson, type StreamShape } from './sse-shapes';
 
 /** How a scripted request fails. `afterChunks` counts token chunks sent before the failure (default 2). */
@@ -122,8 +123,8 @@ export function writeScriptedStream(
   let sent = 0; // tokens sent
 
   const finishStream = (withDone: boolean): void => {
-    if (include) write(`data: ${usageJson(shape, sent)}\n\n`);
-    if (withDone) write('data: [DONE]\n\n');
+    if (include) write(sseData(usageJson(shape, sent)));
+    if (withDone) write(SSE_DONE);
     if (alive()) res.end();
   };
   const step = (k: number): void => {
@@ -136,8 +137,8 @@ export function writeScriptedStream(
           else req.socket.end();
           return;
         case 'error-event':
-          write(`data: ${errorEventJson(fail.message ?? 'Internal server error', fail.code ?? 500)}\n\n`);
-          write('data: [DONE]\n\n');
+          write(sseData(errorEventJson(fail.message ?? 'Internal server error', fail.code ?? 500)));
+          write(SSE_DONE);
           res.end();
           return;
         case 'stall':
@@ -150,13 +151,13 @@ export function writeScriptedStream(
       }
     }
     if (k >= nChunks) return finishStream(true);
-    if (k === 0 && shape.api === 'chat') write(`data: ${chunkJson(shape, { role: true, usageCount: continuous ? 0 : undefined })}\n\n`);
+    if (k === 0 && shape.api === 'chat') write(sseData(chunkJson(shape, { role: true, usageCount: continuous ? 0 : undefined })));
     const n = Math.min(perChunk, nTokens - sent);
     const last = k === nChunks - 1;
     let text = '';
     for (let i = 0; i < n; i++) text += last && finishReason === 'stop' && i === n - 1 ? '' : ` t${sent + i}`;
     sent += n;
-    write(`data: ${chunkJson(shape, { text, finishReason: last ? finishReason : undefined, usageCount: continuous ? sent : undefined })}\n\n`);
+    write(sseData(chunkJson(shape, { text, finishReason: last ? finishReason : undefined, usageCount: continuous ? sent : undefined })));
     written.push(performance.timeOrigin + performance.now());
     // A failure scheduled right after the last chunk happens at the next slot.
     if (last && failAt !== nChunks) return finishStream(true);
