@@ -80,6 +80,51 @@ function findStop(before: string, added: string, stop: string[]): { at: number; 
   return best;
 }
 
+/** Appends one engine output to choice `c`: its text (cut at a stop string, whose engine request is then aborted). */
+function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOutput) {
+  let reason: string | undefined = out.finishReason;
+  const step = c.gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
+  let added = step.text;
+  const hit = out.outputTokens > req.minTokens ? findStop(c.text, added, req.stop) : undefined;
+  if (hit) {
+    added = (c.text + added).slice(c.text.length, Math.max(c.text.length, hit.at));
+    c.stopReason = hit.s;
+    if (!reason) s.engine.abort(c.engineId);
+    reason = 'stop';
+  }
+  const offset = c.text.length;
+  c.text += added;
+  c.ids.push(...step.ids);
+  c.outputTokens = out.outputTokens;
+  return { added, reason, ids: step.ids, offset };
+}
+
+/** Adds every choice's engine request; on an engine refusal answers vLLM's 400 and returns false. */
+function addChoices(s: GenServer, req: GenRequest, choices: Choice[], reply: Reply, onOutput: (c: Choice, out: EngineOutput) => void): boolean {
+  try {
+    for (const c of choices) {
+      s.queue?.track(c.engineId, s.now());
+      s.engine.add({
+        id: c.engineId, promptTokenIds: req.promptTokenIds.slice(), maxTokens: req.maxTokens,
+        minTokens: req.minTokens, naturalLength: c.naturalLength, ignoreEos: req.ignoreEos,
+      }, (out) => onOutput(c, out));
+    }
+    return true;
+  } catch (err) {
+    for (const c of choices) {
+      s.queue?.forget(c.engineId);
+      s.engine.abort(c.engineId);
+    }
+    // The engine only throws on requests it can never run (e.g. larger than the KV cache): vLLM answers those 400.
+    const e = err instanceof ApiError ? err : new ApiError(400, err instanceof Error ? err.message : String(err));
+    if (req.stream) {
+      reply.streamError(e);
+      reply.done();
+    } else reply.error(e);
+    return false;
+  }
+}
+
 /**
  * Starts a generation; the reply is completed from the engine's outputs.
  * `n` > 1 runs n engine requests sharing the prompt (vLLM's `ParentRequest` fans out n child
@@ -124,20 +169,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
       s.metrics.observeInterToken((out.timeMs - c.prevMs) / 1000);
     }
     c.prevMs = out.timeMs;
-    let reason: string | undefined = out.finishReason;
-    const step = c.gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
-    let added = step.text;
-    const hit = out.outputTokens > req.minTokens ? findStop(c.text, added, req.stop) : undefined;
-    if (hit) {
-      added = (c.text + added).slice(c.text.length, Math.max(c.text.length, hit.at));
-      c.stopReason = hit.s;
-      if (!reason) s.engine.abort(c.engineId);
-      reason = 'stop';
-    }
-    const offset = c.text.length;
-    c.text += added;
-    c.ids.push(...step.ids);
-    c.outputTokens = out.outputTokens;
+    const { added, reason, ids, offset } = advance(s, req, c, out);
     if (reason) {
       c.reason = reason;
       s.metrics.observeFinish(reason as EngineOutput['finishReason'] & string, (nowMs - who.arrivalMs) / 1000, (out.timeMs - c.firstMs) / 1000, p, out.outputTokens);
@@ -153,7 +185,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
       for (const x of choices) reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
     }
     started = true;
-    const parts = { index: c.index, text: added, finishReason: reason, stopReason: c.stopReason, logprobs: lp(c, step.ids, offset) };
+    const parts = { index: c.index, text: added, finishReason: reason, stopReason: c.stopReason, logprobs: lp(c, ids, offset) };
     reply.event(chunkJson(api, head, parts, { usage: req.continuousUsage ? usage(out.outputTokens) : undefined }));
     if (all) {
       if (req.includeUsage) reply.event(usageChunkJson(head, usage(total(), cachedOrNot())));
@@ -172,27 +204,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   if (req.stream) reply.startStream();
   const add = () => {
     if (finished || reply.closed) return;
-    try {
-      for (const c of choices) {
-        s.queue?.track(c.engineId, s.now());
-        s.engine.add({
-          id: c.engineId, promptTokenIds: req.promptTokenIds.slice(), maxTokens: req.maxTokens,
-          minTokens: req.minTokens, naturalLength: c.naturalLength, ignoreEos: req.ignoreEos,
-        }, (out) => onOutput(c, out));
-      }
-    } catch (err) {
-      finished = true;
-      for (const c of choices) {
-        s.queue?.forget(c.engineId);
-        s.engine.abort(c.engineId);
-      }
-      // The engine only throws on requests it can never run (e.g. larger than the KV cache): vLLM answers those 400.
-      const e = err instanceof ApiError ? err : new ApiError(400, err instanceof Error ? err.message : String(err));
-      if (req.stream) {
-        reply.streamError(e);
-        reply.done();
-      } else reply.error(e);
-    }
+    finished = !addChoices(s, req, choices, reply, onOutput);
   };
   const waitMs = who.arrivalMs + s.apiOverheadMs - s.now();
   if (waitMs >= 1) setTimeout(add, waitMs);
