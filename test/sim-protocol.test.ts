@@ -117,6 +117,7 @@ describe('requests vLLM treats differently (the table)', () => {
     const d = await ok(post('/v1/completions', { prompt: 'hi', n: 2, max_tokens: 3, ignore_eos: true }));
     expect(d.choices.map((x: any) => x.index)).toEqual([0, 1]);
     expect(await expect400(chat({ n: 0 }))).toBe('n must be at least 1, got 0.');
+    expect(await expect400(chat({ n: 1e9 }))).toMatch(/^n must be at most 16384, got 1000000000/);
   });
 
   it('n choices cost n engine requests (vllm:request_success_total)', async () => {

@@ -115,6 +115,9 @@ export interface SamplingFields {
   logprobs?: number;
 }
 
+/** vLLM's `VLLM_MAX_N_SEQUENCES` default (`vllm/envs.py`): the largest `n`. */
+export const MAX_N_SEQUENCES = 16384;
+
 /** vLLM's default `--max-logprobs`. */
 export const MAX_LOGPROBS = 20;
 
@@ -128,10 +131,19 @@ function stopList(v: unknown): string[] {
   return list as string[];
 }
 
-/** Validates n, temperature, top_p, stop and logprobs as vLLM does; see each message for the rule. */
+/**
+ * Validates n, temperature, top_p, stop and logprobs as vLLM does (`_verify_num_sequences`,
+ * `_verify_args` in `vllm/sampling_params.py`; `check_logprobs` in the chat protocol; the
+ * max-logprobs check in `vllm/v1/engine/processor.py`); see each message for the rule.
+ * Deviation: `logprobs: -1` (the whole vocabulary) is refused with a message of its own; vLLM
+ * refuses it too with the default `--max-logprobs 20`, naming the vocabulary size.
+ */
 export function samplingFields(api: 'chat' | 'completions', body: Record<string, unknown>): SamplingFields {
   const n = laxInt(body, 'n') ?? 1;
   if (n < 1) throw new ApiError(400, `n must be at least 1, got ${n}.`, 'BadRequestError', 'n');
+  if (n > MAX_N_SEQUENCES) {
+    throw new ApiError(400, `n must be at most ${MAX_N_SEQUENCES}, got ${n}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.`, 'BadRequestError', 'n');
+  }
   const t = laxFloat(body, 'temperature');
   if (t !== undefined && !Number.isFinite(t)) throw new ApiError(400, `temperature must be a finite number, got ${t}.`, 'BadRequestError', 'temperature');
   if (t !== undefined && t < 0) throw new ApiError(400, `temperature must be non-negative, got ${t}.`, 'BadRequestError', 'temperature');
