@@ -6,7 +6,7 @@
  * Python `json.dumps` (spaces after `:` and `,`, non-ASCII escaped).
  */
 import type { ServerResponse } from 'node:http';
-import { errorEventJson, SSE_DONE, sseData } from '../wire/chunks';
+import { errorEventJson, SSE_DONE, sseData, type ErrorInfo } from '../wire/chunks';
 
 /** Header on every simulator response, so clients and probes can tell it from real vLLM. */
 export const SIM_HEADER = 'x-loadlab-sim';
@@ -23,8 +23,8 @@ export class ApiError extends Error {
     super(message);
   }
 
-  /** The `{"error":{message,type,param,code}}` body (vLLM ≥ 0.10.1). */
-  body(): { error: { message: string; type: string; param: string | null; code: number } } {
+  /** The `{"error":{message,type,param,code}}` body (vLLM ≥ 0.10.1; shape in src/wire/chunks.ts). */
+  body(): { error: ErrorInfo } {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.status } };
   }
 }
