@@ -97,9 +97,12 @@ describe('requests vLLM treats differently (the table)', () => {
     await expect400(chat({ max_tokens: '1.5' }));
   });
 
-  it('stream "true" streams', async () => {
-    const cs = await chunks(chat({ stream: 'true', ignore_eos: true }));
+  it('stream "true" (or 1) streams; ignore_eos "yes" is true', async () => {
+    const cs = await chunks(chat({ stream: 'true', ignore_eos: 'yes', max_tokens: 5 }));
     expect(cs[0].choices[0].delta.role).toBe('assistant');
+    expect(cs.filter((x) => x.choices[0].delta.content !== undefined && !x.choices[0].delta.role).length).toBeGreaterThanOrEqual(1);
+    expect(cs.at(-1).choices[0].finish_reason).toBe('length');
+    await chunks(chat({ stream: 1 }));
     await expect400(chat({ stream: 'maybe' }));
   });
 
