@@ -162,7 +162,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     const nowMs = s.now();
     if (c.firstMs === undefined) {
       c.firstMs = out.timeMs;
-      if (!started) cached = out.cachedTokens ?? 0;
+      if (c.index === 0) cached = out.cachedTokens ?? 0;
       if (out.newTokens > 0) s.metrics.observeFirstToken((nowMs - who.arrivalMs) / 1000);
       s.queue?.firstOutput(c.engineId);
     } else {
