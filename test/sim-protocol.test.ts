@@ -145,6 +145,10 @@ describe('requests vLLM treats differently (the table)', () => {
     expect(last.finish_reason).toBe('stop');
     expect(last.stop_reason).toBe('.');
     expect(cs.map((x) => x.choices[0].text).join('')).not.toContain('.');
+    // '. ' spans two tokens ('.' then ' Word'): the '.' is held back, never streamed.
+    const two = await chunks(chat({ stop: ['. '], max_tokens: 200, ignore_eos: true, stream: true }));
+    expect(two.map((x) => x.choices[0].delta.content ?? '').join('')).not.toContain('.');
+    expect(two.at(-1).choices[0].stop_reason).toBe('. ');
     expect(await expect400(chat({ stop: [''] }))).toBe('stop cannot contain an empty string.');
   });
 

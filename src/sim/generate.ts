@@ -59,7 +59,10 @@ interface Choice {
   engineId: string;
   naturalLength: number;
   gen: TextGen;
+  /** Text so far (held-back characters included). */
   text: string;
+  /** Characters of `text` already sent. */
+  sent: number;
   ids: number[];
   outputTokens: number;
   firstMs?: number;
@@ -68,32 +71,38 @@ interface Choice {
   stopReason: string | null;
 }
 
-/** Finds the first stop string that ends in `added` (the text after `before`); returns where the stop begins. */
-function findStop(before: string, added: string, stop: string[]): { at: number; s: string } | undefined {
-  if (stop.length === 0) return undefined;
-  const full = before + added;
+/** The earliest stop string in `text` that ends after index `from` (text before it was checked already). */
+function findStop(text: string, from: number, stop: string[]): { at: number; s: string } | undefined {
   let best: { at: number; s: string } | undefined;
   for (const s of stop) {
-    const at = full.indexOf(s, Math.max(0, before.length - s.length + 1));
+    const at = text.indexOf(s, Math.max(0, from - s.length + 1));
     if (at >= 0 && (!best || at < best.at)) best = { at, s };
   }
   return best;
 }
 
-/** Appends one engine output to choice `c`: its text (cut at a stop string, whose engine request is then aborted). */
+/**
+ * Appends one engine output to choice `c`: its text is cut at a stop string (whose engine
+ * request is then aborted), and while unfinished the last (longest stop − 1) characters are
+ * held back, as vLLM's detokenizer does (`output_text_buffer_length`), so `added` can be "".
+ */
 function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOutput) {
   let reason: string | undefined = out.finishReason;
   const step = c.gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
-  let added = step.text;
-  const hit = out.outputTokens > req.minTokens ? findStop(c.text, added, req.stop) : undefined;
+  const from = c.text.length;
+  c.text += step.text;
+  const hit = out.outputTokens > req.minTokens ? findStop(c.text, from, req.stop) : undefined;
   if (hit) {
-    added = (c.text + added).slice(c.text.length, Math.max(c.text.length, hit.at));
+    c.text = c.text.slice(0, hit.at);
     c.stopReason = hit.s;
     if (!reason) s.engine.abort(c.engineId);
     reason = 'stop';
   }
-  const offset = c.text.length;
-  c.text += added;
+  const hold = reason || req.stop.length === 0 ? 0 : Math.max(...req.stop.map((x) => x.length)) - 1;
+  const upTo = Math.max(c.sent, c.text.length - hold);
+  const offset = c.sent;
+  const added = c.text.slice(c.sent, upTo);
+  c.sent = upTo;
   c.ids.push(...step.ids);
   c.outputTokens = out.outputTokens;
   return { added, reason, ids: step.ids, offset };
@@ -131,9 +140,8 @@ function addChoices(s: GenServer, req: GenRequest, choices: Choice[], reply: Rep
  * requests, `vllm/v1/engine/parallel_sampling.py`), so n choices cost n sequences; child ids
  * are `<i>_<id>` as there. Stop strings end a choice with finish_reason "stop" and
  * `stop_reason` = the string, the text before it kept (vLLM's detokenizer check,
- * `vllm/v1/engine/detokenizer.py`), and abort its engine request. Deviation: vLLM holds back
- * streamed text that could begin a stop string; the simulator does not, so a stop string
- * split across two chunks can leave its first part in the stream. Logprobs are fake (see fake-logprobs.ts).
+ * `vllm/v1/engine/detokenizer.py`), and abort its engine request; streamed text that could
+ * begin a stop string is held back until it can't. Logprobs are fake (see fake-logprobs.ts).
  */
 export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: GenIdentity): void {
   const chat = req.api === 'chat';
@@ -147,7 +155,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     const rng = seededRng(Math.floor(s.rng() * 2 ** 32));
     choices.push({
       index: i, engineId: req.n > 1 ? `${i}_${who.engineId}` : who.engineId, naturalLength: drawNaturalLength(rng),
-      gen: s.tok.textGen(req.lang, rng), text: '', ids: [], outputTokens: 0, prevMs: 0, stopReason: null,
+      gen: s.tok.textGen(req.lang, rng), text: '', sent: 0, ids: [], outputTokens: 0, prevMs: 0, stopReason: null,
     });
   }
   let started = false;
