@@ -3,10 +3,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Check, DoctorReport } from '../src/cli/doctor';
 import { checkModelPath, checkServeFlags, nodeVersionOk, runningVllmServes } from '../src/cli/doctor-env';
 import { engineOf, LESSON04_MIX_MAX_TOKENS, recommendedMaxModelLen } from '../src/cli/doctor-target';
+import { launchVllm } from '../src/server/launcher';
 import { canBind, freePort } from '../src/server/port';
 import { parsePrometheus } from '../src/server/prometheus';
 import { serveArgWarnings } from '../src/server/flags';
@@ -127,6 +128,20 @@ describe('doctor checks (pure parts)', () => {
       expect(checkServeFlags(mine).ok).toBe(false);
     } finally {
       child?.kill('SIGKILL');
+    }
+  });
+
+  it('the launcher warns when its arguments include --quantization gptq (real fake-vllm process)', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const server = await launchVllm({
+        model: 'fake', port: await freePort(), bin: join(fixtures, 'vllm-fake'), env: { FAKE_VLLM_HEALTHY: '1' },
+        healthPollMs: 50, stopGraceMs: 2000, extraArgs: ['--quantization', 'gptq'],
+      });
+      await server.stop();
+      expect(warn.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(/LoadLab: `--quantization gptq` forces .*gptq_marlin\.py/);
+    } finally {
+      warn.mockRestore();
     }
   });
 
