@@ -73,7 +73,7 @@ describe('loadlab doctor (real processes)', () => {
       const { stdout } = await runDoctor(['--json', '--skip', 'calibration,target,tslab'], cleanEnv({}, [fixtures]));
       const report = JSON.parse(stdout) as DoctorReport;
       const gpu = byName(report, 'GPU')!;
-      // The fake says 20345 of 24564 MiB used: 4219 MiB free, too little for vLLM's default 0.9.
+      // The fake says 20345 of 24564 MiB used: 4219 MiB free, too little for vLLM's default 0.92.
       expect(gpu.detail).toContain('GPU 0: 4,219 MiB free of 24,564 MiB');
       expect(gpu.detail).toMatch(/another process holds the GPU/);
       expect(gpu).toMatchObject({ ok: false, level: 'optional' });

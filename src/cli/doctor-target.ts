@@ -119,7 +119,7 @@ async function chatTokens(spec: RequestSpec, info: TargetInfo): Promise<{ count:
       const res = await fetch(`${info.baseUrl}/tokenize`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(info.apiKey ? { authorization: `Bearer ${info.apiKey}` } : {}) },
-        // vLLM's TokenizeChatRequest (vllm/entrypoints/openai/protocol.py): messages + add_generation_prompt.
+        // vLLM's chat form of /tokenize (vllm/entrypoints/serve/tokenize/protocol.py; vllm/entrypoints/openai/protocol.py in older releases).
         body: JSON.stringify({ model: info.model, messages: spec.messages, add_generation_prompt: true }),
         signal: AbortSignal.timeout(10_000),
       });
@@ -155,8 +155,11 @@ export async function checkMaxModelLen(info: TargetInfo): Promise<Check> {
   };
 }
 
-/** Fraction of GPU memory vLLM asks to be free at start (`--gpu-memory-utilization` default 0.9, checked in vllm/v1/worker/gpu_worker.py). */
-export const VLLM_DEFAULT_GPU_UTIL = 0.9;
+/**
+ * Fraction of GPU memory vLLM asks to be free at start: `--gpu-memory-utilization`, default 0.92
+ * (vllm/config/cache.py; 0.9 in older releases), checked in `Worker.init_device` (vllm/v1/worker/gpu_worker.py).
+ */
+export const VLLM_DEFAULT_GPU_UTIL = 0.92;
 
 /** `nvidia-smi`: the GPU(s), their free memory, and whether something already holds them. Optional unless LoadLab is to launch vLLM. */
 export function checkGpu(mode: TargetMode, bin = 'nvidia-smi', env: NodeJS.ProcessEnv = process.env): Check {
