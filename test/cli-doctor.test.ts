@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Check, DoctorReport } from '../src/cli/doctor';
-import { checkModelPath, checkServeFlags, nodeVersionOk, runningVllmServes } from '../src/cli/doctor-env';
+import { checkModelPath, checkServeFlags, checkTslab, nodeVersionOk, runningVllmServes } from '../src/cli/doctor-env';
 import { engineOf, LESSON04_MIX_MAX_TOKENS, recommendedMaxModelLen } from '../src/cli/doctor-target';
 import { launchVllm } from '../src/server/launcher';
 import { canBind, freePort } from '../src/server/port';
@@ -142,6 +142,29 @@ describe('doctor checks (pure parts)', () => {
       expect(warn.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(/LoadLab: `--quantization gptq` forces .*gptq_marlin\.py/);
     } finally {
       warn.mockRestore();
+    }
+  });
+
+  it('tslab kernel: asks each jupyter (a scripted one here) and names the register command for its Python', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'loadlab-jupyter-'));
+    try {
+      const bin = join(dir, 'conda', 'bin');
+      mkdirSync(bin, { recursive: true });
+      const spec = { kernelspecs: { tslab: { spec: { argv: ['/no/such/tslab', 'kernel', '--config-path', '{connection_file}'] } } } };
+      writeFileSync(join(bin, 'jupyter'), `#!/bin/sh\necho '${JSON.stringify(spec)}'\n`);
+      chmodSync(join(bin, 'jupyter'), 0o755);
+      // Not on PATH: found as a conda one ($CONDA_PREFIX/bin).
+      const env = { PATH: '/nonexistent', HOME: dir, CONDA_PREFIX: join(dir, 'conda') };
+      const c = checkTslab(env, false);
+      expect(c).toMatchObject({ ok: false, level: 'required' });
+      expect(c.detail).toMatch(/kernel command '\/no\/such\/tslab' is not on PATH/);
+      expect(c.fix).toBe(`npx tslab install --python=${join(bin, 'python3')} --binary=${join(root, 'node_modules', '.bin', 'tslab')}`);
+      expect(checkTslab(env, true).level).toBe('optional'); // inside a running kernel it is only a warning
+      const none = checkTslab({ PATH: '/nonexistent', HOME: dir }, false);
+      expect(none.detail).toMatch(/no `jupyter` is on PATH/);
+      expect(none.fix).toMatch(/apt-get install -y jupyter-client/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

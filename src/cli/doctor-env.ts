@@ -92,9 +92,16 @@ export function tslabInstallCommand(jupyter?: string): string {
 /**
  * tslab is installed in this clone, and its kernel is registered for the first `jupyter` on PATH
  * (the one a terminal and, on AutoDL, JupyterLab use) with a kernel command Jupyter can start.
- * Other Jupyters without it are named in the detail.
+ * Other Jupyters without it are named in the detail. Inside a tslab kernel (`inKernel`, default:
+ * detected) a failure is only a warning, since the running kernel was evidently started.
  */
-export function checkTslab(env: NodeJS.ProcessEnv = process.env): Check {
+export function checkTslab(env: NodeJS.ProcessEnv = process.env, inKernel = (globalThis as { __tslab__?: unknown }).__tslab__ !== undefined): Check {
+  const c = tslabCheck(env);
+  // Inside a running tslab kernel, some Jupyter evidently started it: what this PATH shows is only a warning.
+  return inKernel && !c.ok ? { ...c, level: 'optional', detail: `this notebook runs in tslab, so its Jupyter has the kernel; but ${c.detail}` } : c;
+}
+
+function tslabCheck(env: NodeJS.ProcessEnv): Check {
   const name = 'tslab kernel';
   let version: string | undefined;
   try {
