@@ -1,5 +1,5 @@
 /**
- * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab lessons …`, `--help`,
+ * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab lessons …`, `loadlab doctor`, `--help`,
  * `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
  * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
  * serves until stopped).
@@ -22,6 +22,7 @@ Usage:
   loadlab sim [vllm serve flags]    start a simulated vLLM server (no GPU needed)
   loadlab run --base-url URL …      send load to a server and save the run
   loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
+  loadlab doctor [--json]           check that this machine is ready for the lessons (each failure names its fix)
   loadlab --help | -h               this help;  loadlab <command> --help for a command's flags
   loadlab --version | -v            the LoadLab version
 
@@ -75,8 +76,12 @@ export async function main(argv: string[], io: CliIo = { stdout: process.stdout,
         return /unknown option/.test(msg) ? 2 : 1;
       }
     }
+    case 'doctor': {
+      const { doctorCommand } = await import('./doctor');
+      return doctorCommand(rest, io);
+    }
     default:
-      io.stderr.write(`loadlab: unknown command '${cmd}'. Commands: sim, run, lessons (see loadlab --help).\n`);
+      io.stderr.write(`loadlab: unknown command '${cmd}'. Commands: sim, run, lessons, doctor (see loadlab --help).\n`);
       return 2;
   }
 }

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { ServerFlags } from '../sim/types';
-import { toServeArgs } from './flags';
+import { serveArgWarnings, toServeArgs } from './flags';
 import { httpGet } from './http-get';
 import { diagnoseLaunchFailure, type LaunchFailureKind } from './launch-diagnosis';
 import { checkPort, freePort, waitPortFree } from './port';
@@ -109,6 +109,8 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
   }
 
   const argv = [exe, 'serve', model, '--host', host, '--port', String(port), ...toServeArgs(options.flags ?? {}, { target: 'vllm' }), ...(options.extraArgs ?? [])];
+  // Flags that start but slow the lessons down, e.g. --quantization gptq (src/server/flags.ts).
+  for (const w of serveArgWarnings(argv)) console.warn(`LoadLab: ${w}`);
   const ring: string[] = [];
   let logFd: number | undefined;
   if (options.logFile) {

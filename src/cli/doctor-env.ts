@@ -1,0 +1,229 @@
+/**
+ * `loadlab doctor`, the checks of this machine (no server needed): Node, the tslab kernel as
+ * each Jupyter on PATH sees it, plotly's bundle and render path, a writable `data/`, and two
+ * AutoDL pitfalls (a Hugging Face id where a local ModelScope path is meant, a running
+ * `vllm serve … --quantization gptq`). Each returns a `Check`; none throws.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { delimiter, dirname, join } from 'node:path';
+import { fromRoot, packageRoot } from '../paths';
+import { DEFAULT_MODEL, serveArgWarnings } from '../server/flags';
+import { which } from '../server/which';
+import { figureHtml, plotlyJsPath } from '../view/render';
+import type { Check } from './doctor';
+
+/** Oldest Node that loads `src/` in tslab (`require(esm)`), as [major, minor]. */
+export const MIN_NODE: readonly [number, number] = [20, 19];
+
+/** True when `version` (`20.19.0`, `v22.1.0`) is at least `MIN_NODE`. */
+export function nodeVersionOk(version: string): boolean {
+  const [major, minor] = version.replace(/^v/, '').split('.').map(Number);
+  return major > MIN_NODE[0] || (major === MIN_NODE[0] && minor >= MIN_NODE[1]);
+}
+
+/** The one command that installs a new enough Node: conda-forge where conda exists, else the official tarball. */
+export function nodeFix(env: NodeJS.ProcessEnv = process.env): string {
+  if (which('conda', env.PATH)) return 'conda install -y -c conda-forge nodejs=20';
+  return 'curl -fsSL https://nodejs.org/dist/v20.19.5/node-v20.19.5-linux-x64.tar.xz | tar -xJ --strip-components=1 -C /usr/local';
+}
+
+/** Node running this code, and the `node` on PATH that tslab's `#!/usr/bin/env node` would start. */
+export function checkNode(env: NodeJS.ProcessEnv = process.env): Check {
+  const here = process.versions.node;
+  const onPath = which('node', env.PATH);
+  const pathVersion = onPath ? spawnSync(onPath, ['--version'], { encoding: 'utf8', timeout: 10_000 }).stdout?.trim() : undefined;
+  const bad = [!nodeVersionOk(here) ? `this Node is v${here}` : '', pathVersion && !nodeVersionOk(pathVersion) ? `the node on PATH (${onPath}) is ${pathVersion}` : '']
+    .filter(Boolean);
+  return {
+    name: 'node', level: 'required', ok: bad.length === 0,
+    detail: bad.length ? `${bad.join('; ')}: need ≥ ${MIN_NODE.join('.')} (tslab loads src/ through require(esm))`
+      : `v${here}${onPath && pathVersion ? `; node on PATH ${pathVersion}` : ''} (need ≥ ${MIN_NODE.join('.')})`,
+    ...(bad.length ? { fix: nodeFix(env) } : {}),
+  };
+}
+
+/** Every distinct `jupyter` executable: each PATH folder, then conda's (`$CONDA_PREFIX`, `$CONDA_EXE`, ~/miniconda3). */
+export function jupyterCandidates(env: NodeJS.ProcessEnv = process.env): string[] {
+  const dirs = (env.PATH ?? '').split(delimiter).filter(Boolean);
+  if (env.CONDA_PREFIX) dirs.push(join(env.CONDA_PREFIX, 'bin'));
+  if (env.CONDA_EXE) dirs.push(dirname(env.CONDA_EXE));
+  if (env.HOME) dirs.push(join(env.HOME, 'miniconda3', 'bin'));
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const d of dirs) {
+    const p = which(join(d, 'jupyter'));
+    if (!p) continue;
+    const real = realpathSync(p);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    out.push(p);
+  }
+  return out;
+}
+
+interface KernelView {
+  jupyter: string;
+  /** The tslab kernel's argv[0], when registered. */
+  tslabBinary?: string;
+  error?: string;
+}
+
+function kernelView(jupyter: string, env: NodeJS.ProcessEnv): KernelView {
+  const r = spawnSync(jupyter, ['kernelspec', 'list', '--json'], { encoding: 'utf8', timeout: 30_000, env, maxBuffer: 8 << 20 });
+  if (r.status !== 0) return { jupyter, error: (r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n').pop() };
+  try {
+    const specs = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))).kernelspecs as Record<string, { spec?: { argv?: string[] } }>;
+    const argv = specs.tslab?.spec?.argv;
+    return argv ? { jupyter, tslabBinary: argv[0] } : { jupyter };
+  } catch {
+    return { jupyter, error: 'kernelspec list --json printed no JSON' };
+  }
+}
+
+/** The register command for the Python beside `jupyter`, pointing the kernel at this clone's tslab. */
+export function tslabInstallCommand(jupyter?: string): string {
+  const python = jupyter ? join(dirname(jupyter), 'python') : '"$(which python)"';
+  const py = jupyter && !existsSync(python) ? join(dirname(jupyter), 'python3') : python;
+  return `npx tslab install --python=${py} --binary=${fromRoot('node_modules', '.bin', 'tslab')}`;
+}
+
+/**
+ * tslab is installed in this clone, and its kernel is registered for the first `jupyter` on PATH
+ * (the one a terminal and, on AutoDL, JupyterLab use) with a kernel command Jupyter can start.
+ * Other Jupyters without it are named in the detail. Inside a tslab kernel (`inKernel`, default:
+ * detected) a failure is only a warning, since the running kernel was evidently started.
+ */
+export function checkTslab(env: NodeJS.ProcessEnv = process.env, inKernel = (globalThis as { __tslab__?: unknown }).__tslab__ !== undefined): Check {
+  const c = tslabCheck(env);
+  // Inside a running tslab kernel, some Jupyter evidently started it: what this PATH shows is only a warning.
+  return inKernel && !c.ok ? { ...c, level: 'optional', detail: `this notebook runs in tslab, so its Jupyter has the kernel; but ${c.detail}` } : c;
+}
+
+function tslabCheck(env: NodeJS.ProcessEnv): Check {
+  const name = 'tslab kernel';
+  let version: string | undefined;
+  try {
+    version = createRequire(join(packageRoot(), 'package.json'))('tslab/package.json').version as string;
+  } catch {
+    return { name, level: 'required', ok: false, detail: 'tslab is not installed in this clone', fix: `cd ${packageRoot()} && npm ci` };
+  }
+  const views = jupyterCandidates(env).map((j) => kernelView(j, env));
+  if (!views.length) {
+    const conda = which('conda', env.PATH);
+    return {
+      name, level: 'required', ok: false, detail: `tslab ${version} is installed, but no \`jupyter\` is on PATH`,
+      fix: conda ? 'pip install jupyterlab' : 'apt-get install -y jupyter-client python3-ipykernel python3-nbclient python3-nbconvert  # prefix with sudo if not root',
+    };
+  }
+  const [first, ...others] = views;
+  const startable = first.tslabBinary !== undefined && which(first.tslabBinary, env.PATH) !== undefined;
+  const missing = others.filter((v) => !v.tslabBinary).map((v) => v.jupyter);
+  const also = missing.length ? `; not registered for ${missing.join(', ')}` : '';
+  if (!first.tslabBinary || !startable) {
+    const why = first.error ? `\`${first.jupyter} kernelspec list\` failed: ${first.error}`
+      : !first.tslabBinary ? `the tslab kernel is not registered for ${first.jupyter}`
+        : `the kernel command '${first.tslabBinary}' is not on PATH, so Jupyter cannot start the kernel`;
+    return { name, level: 'required', ok: false, detail: `tslab ${version}; ${why}${also}`, fix: tslabInstallCommand(first.jupyter) };
+  }
+  return { name, level: 'required', ok: true, detail: `tslab ${version}, registered for ${first.jupyter} (starts ${first.tslabBinary})${also}` };
+}
+
+/** The plotly.js bundle is installed and a chart renders to HTML (`figureHtml`, no display). */
+export function checkPlotly(): Check {
+  const name = 'plotly';
+  try {
+    const file = plotlyJsPath();
+    const bytes = statSync(file).size;
+    const html = figureHtml({ data: [{ type: 'bar', x: [1], y: [1] }], layout: {} }, { includePlotly: false, divId: 'doctor' });
+    const ok = bytes > 1e6 && html.includes('id="doctor"') && html.includes('Plotly.newPlot');
+    return {
+      name, level: 'required', ok,
+      detail: ok ? `${file.replace(packageRoot() + '/', '')} (${(bytes / 2 ** 20).toFixed(1)} MiB); a chart renders to HTML`
+        : `plotly.js bundle at ${file} is ${bytes} bytes or the render path gave no chart`,
+      ...(ok ? {} : { fix: `cd ${packageRoot()} && npm ci` }),
+    };
+  } catch (err) {
+    return { name, level: 'required', ok: false, detail: (err as Error).message, fix: `cd ${packageRoot()} && npm ci` };
+  }
+}
+
+/** `data/` exists (created if not) and a file can be written there and removed. */
+export function checkDataWritable(dir: string = fromRoot('data')): Check {
+  const probe = join(dir, `.doctor-${process.pid}`);
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(probe, 'ok');
+    rmSync(probe);
+    return { name: 'data/ writable', level: 'required', ok: true, detail: dir };
+  } catch (err) {
+    return { name: 'data/ writable', level: 'required', ok: false, detail: `${dir}: ${(err as Error).message}`, fix: `mkdir -p ${dir} && chown -R "$(id -u)" ${dir}` };
+  }
+}
+
+/** Where a ModelScope download of `id` goes on AutoDL (the data disk). */
+export function autodlModelDir(id: string): string {
+  return `/root/autodl-tmp/${id}`;
+}
+
+/**
+ * AutoDL pitfall: `LOADLAB_VLLM_MODEL=Qwen/…` (a Hugging Face id) with no such local folder makes
+ * vLLM download from huggingface.co, which is slow or unreachable from mainland China. Undefined
+ * when `LOADLAB_VLLM_MODEL` is unset.
+ */
+export function checkModelPath(env: NodeJS.ProcessEnv = process.env): Check | undefined {
+  const model = env.LOADLAB_VLLM_MODEL;
+  if (!model) return undefined;
+  const looksLikeId = /^[\w.-]+\/[\w.-]+$/.test(model) && !model.startsWith('.');
+  if (existsSync(model)) return { name: 'model path', level: 'optional', ok: true, detail: `LOADLAB_VLLM_MODEL=${model} is a local folder` };
+  if (!looksLikeId) {
+    return { name: 'model path', level: 'required', ok: false, detail: `LOADLAB_VLLM_MODEL=${model} does not exist`, fix: `ls ${dirname(model)}  # then export LOADLAB_VLLM_MODEL=<the folder with config.json>` };
+  }
+  const dir = autodlModelDir(model);
+  return {
+    name: 'model path', level: 'optional', ok: false,
+    detail: `LOADLAB_VLLM_MODEL=${model} is a Hugging Face id and no such local folder exists: vLLM would download from huggingface.co. ` +
+      `Download it from ModelScope and use the local path ${dir}`,
+    fix: `modelscope download --model ${model === DEFAULT_MODEL ? DEFAULT_MODEL : model} --local_dir ${dir} && export LOADLAB_VLLM_MODEL=${dir}`,
+  };
+}
+
+/** Command lines of running `vllm serve` processes (Linux `/proc`; `[]` elsewhere). */
+export function runningVllmServes(): string[][] {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return [];
+  }
+  const out: string[][] = [];
+  for (const pid of pids) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    } catch {
+      continue;
+    }
+    const at = argv.findIndex((a, i) => /(^|\/)vllm[^/]*$/.test(a) && argv[i + 1] === 'serve');
+    const api = argv.some((a) => a === 'vllm.entrypoints.openai.api_server');
+    if (at >= 0 || api) out.push(argv);
+  }
+  return out;
+}
+
+/** Running `vllm serve` processes whose flags slow the lessons down (`serveArgWarnings`). */
+export function checkServeFlags(serves: string[][] = runningVllmServes()): Check {
+  const warnings = serves.flatMap((argv) => serveArgWarnings(argv).map((w) => ({ argv, w })));
+  if (!warnings.length) {
+    return { name: 'vllm serve flags', level: 'optional', ok: true, detail: serves.length ? `${serves.length} running vllm serve, no flag to warn about` : 'no running vllm serve on this machine' };
+  }
+  const argv = warnings[0].argv;
+  const kept = argv.filter((a, i) => !/^(--quantization=gptq)$/.test(a) && !(/^(--quantization|-q)$/.test(a) && argv[i + 1] === 'gptq')
+    && !(a === 'gptq' && /^(--quantization|-q)$/.test(argv[i - 1] ?? '')));
+  const from = Math.max(0, kept.findIndex((a) => /(^|\/)vllm[^/]*$/.test(a)));
+  return {
+    name: 'vllm serve flags', level: 'optional', ok: false, detail: warnings.map((x) => x.w).join(' '),
+    fix: `pkill -f "vllm serve"; ${kept.slice(from).join(' ')}`,
+  };
+}
