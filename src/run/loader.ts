@@ -1,6 +1,6 @@
 /**
  * Reading runs back: a run folder into typed records, summary and manifest; a tree of runs into
- * a list; records into a danfojs DataFrame for tables and plots.
+ * a list. (Records into a danfojs DataFrame: `src/view/frame.ts`; this module never loads danfojs.)
  *
  * Damage is data, not an exception: a torn last line (the process died mid-write) or a garbage
  * line in `requests.jsonl` is skipped and reported in `problems` with file and line number. Only a
@@ -9,7 +9,6 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DataFrame } from 'danfojs';
 import type { Distribution, GpuSample, MetricsSample, RequestRecord, RunSummary } from '../types';
 import { lockIsLive } from './folder';
 import { checkManifest, type RunManifest } from './manifest';
@@ -214,59 +213,4 @@ export function listRuns(root = 'data'): RunListing[] {
   };
   walk(root);
   return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
-}
-
-/**
- * Columns of `recordsToDataFrame`, in order, with their danfo dtypes. The record's `index` is the
- * column `requestIndex`: danfo makes every column a property of the frame, and a column named
- * `index` would shadow `DataFrame.index` and break `print()`, `loc` and plotting.
- */
-export const RECORD_COLUMNS = {
-  requestIndex: 'int32', requestId: 'string', tag: 'string', warmup: 'boolean', ok: 'boolean',
-  status: 'float32', errorCode: 'string', intendedStartMs: 'float32', startMs: 'float32',
-  firstTokenMs: 'float32', endMs: 'float32', ttftMs: 'float32', tpotMs: 'float32', e2eMs: 'float32',
-  queueMs: 'float32', ttftFromIntendedMs: 'float32', promptTokens: 'float32', outputTokens: 'float32',
-  cachedTokens: 'float32', finishReason: 'string', chunks: 'int32', itlMeanMs: 'float32', itlMaxMs: 'float32',
-} as const;
-
-/** A row of `recordsToDataFrame`: numbers (NaN when missing), strings (null when missing), booleans. */
-export type RecordRow = Record<keyof typeof RECORD_COLUMNS, number | string | boolean | null>;
-
-/** One flat row per record (the DataFrame's rows, usable without danfo). */
-export function recordRow(r: RequestRecord): RecordRow {
-  const num = (v: number | undefined) => (v === undefined || v === null ? NaN : v);
-  // null, not undefined: danfo cannot read back a column whose first value is undefined.
-  const str = (v: string | undefined) => (v === undefined || v === null ? null : v);
-  const itl = r.itlMs ?? [];
-  let sum = 0;
-  let max = -Infinity;
-  for (const g of itl) {
-    sum += g;
-    if (g > max) max = g;
-  }
-  return {
-    requestIndex: r.index, requestId: str(r.requestId), tag: str(r.tag), warmup: r.warmup, ok: r.ok,
-    status: num(r.status), errorCode: str(r.error?.code), intendedStartMs: num(r.intendedStartMs),
-    startMs: num(r.startMs), firstTokenMs: num(r.firstTokenMs), endMs: num(r.endMs), ttftMs: num(r.ttftMs),
-    tpotMs: num(r.tpotMs), e2eMs: num(r.e2eMs), queueMs: num(r.queueMs), ttftFromIntendedMs: num(r.ttftFromIntendedMs),
-    promptTokens: num(r.promptTokens), outputTokens: num(r.outputTokens), cachedTokens: num(r.cachedTokens),
-    finishReason: str(r.finishReason), chunks: (r.chunkMs ?? []).length,
-    itlMeanMs: itl.length ? sum / itl.length : NaN, itlMaxMs: itl.length ? max : NaN,
-  };
-}
-
-/**
- * danfojs DataFrame with one row per record, in the given order (row labels 0..n−1), and the
- * scalar columns of `RECORD_COLUMNS` (`requestIndex` = the record's `index`; times in ms on the run clock; `chunks` = token chunks; `itlMeanMs`/`itlMaxMs` over the record's
- * gaps). Missing numbers are NaN so numeric columns stay numeric; missing strings are null.
- * Danfo labels float columns `float32` but keeps the JS doubles. Zero records → 0 rows, same columns.
- */
-export function recordsToDataFrame(records: readonly RequestRecord[]): DataFrame {
-  const columns = Object.keys(RECORD_COLUMNS) as Array<keyof typeof RECORD_COLUMNS>;
-  const dtypes = columns.map((c) => RECORD_COLUMNS[c]);
-  if (records.length === 0) return new DataFrame([], { columns, dtypes });
-  const rows = records.map(recordRow);
-  const data: Record<string, unknown[]> = {};
-  for (const c of columns) data[c] = rows.map((row) => row[c]);
-  return new DataFrame(data, { columns, dtypes });
 }
