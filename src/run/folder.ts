@@ -1,6 +1,7 @@
 /**
  * Run-folder housekeeping: the `.lock` that keeps two writers out of one folder, the test for a
- * complete run, and getting a folder ready for a fresh run (refuse, replace or move aside).
+ * complete run, and getting a folder ready for a fresh run (refuse, replace or move aside). A
+ * user's own files are never deleted or moved: a folder holding any is refused.
  */
 
 import * as fs from 'node:fs';
@@ -88,43 +89,102 @@ export function isRunComplete(dir: string): boolean {
   }
 }
 
+/**
+ * The files a run itself writes. `--replace` deletes only these, and a folder holding anything
+ * else is never deleted, emptied or moved.
+ */
+export const RUN_FILES: readonly string[] = ['manifest.json', 'requests.jsonl', 'summary.json', 'metrics.jsonl', 'gpu.jsonl', '.lock'];
+
+/** What an output folder holds, as far as a new run is concerned. */
+export type RunDirState = 'new' | 'empty' | 'complete' | 'incomplete';
+
+/**
+ * Check, without changing anything, that `dir` can receive a new run, and say what is in it.
+ * @param replaceHint how the caller's user asks for replacement, named in messages
+ *   (default `'replace: true'`; the CLI passes `'--replace'`).
+ * @throws an Error naming the fix when `dir` is a file, cannot be created or written, holds files
+ *   that are not a run's own (listed), or holds a complete run and `replace` is false.
+ */
+export function checkRunDir(dir: string, replace: boolean, replaceHint = 'replace: true'): RunDirState {
+  let stat: fs.Stats | undefined;
+  try {
+    stat = fs.statSync(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR') throw new Error(`cannot use ${dir} as the run folder: part of its path is a file, not a folder; choose another path`);
+    if (code !== 'ENOENT') throw new Error(`cannot use ${dir} as the run folder (${code}); choose another path`);
+  }
+  if (stat && !stat.isDirectory()) {
+    throw new Error(`${dir} is a file, not a folder; give the run a folder path (a new or empty folder), e.g. ${dir}-run`);
+  }
+  let existing = path.resolve(dir);
+  while (!fs.existsSync(existing)) existing = path.dirname(existing);
+  try {
+    fs.accessSync(existing, fs.constants.W_OK | fs.constants.X_OK);
+  } catch {
+    throw new Error(`cannot write the run folder ${dir}: no write permission in ${existing}; choose a folder you can write to`);
+  }
+  if (!stat) return 'new';
+  const entries = fs.readdirSync(dir).filter((e) => e !== '.lock');
+  if (entries.length === 0) return 'empty';
+  const foreign = entries.filter((e) => !RUN_FILES.includes(e));
+  if (foreign.length > 0) {
+    const shown = foreign.slice(0, 5).join(', ') + (foreign.length > 5 ? `, … (${foreign.length} in all)` : '');
+    throw new Error(
+      `${dir} holds files that are not part of a LoadLab run (${shown}); LoadLab never deletes or moves them. ` +
+        'Choose a new or empty folder for the run, or move those files elsewhere first.',
+    );
+  }
+  if (!isRunComplete(dir)) return 'incomplete';
+  if (!replace) {
+    throw new Error(`${dir} already holds a complete run; pass ${replaceHint} to overwrite it, or choose another name`);
+  }
+  return 'complete';
+}
+
 /** Options of `prepareRunDir`. */
 export interface PrepareOptions {
-  /** Delete a complete run found in the folder instead of refusing. */
+  /** Delete a complete run found in the folder (its run files only) instead of refusing. */
   replace: boolean;
   /** Suffix for a moved-aside incomplete run, `YYYYMMDD-HHMMSS`. */
   stamp: string;
+  /** How the user asks for replacement, for messages; default `'replace: true'`. */
+  replaceHint?: string;
+}
+
+/** What `prepareRunDir` did besides creating the folder. */
+export interface PreparedRunDir {
+  /** Where an incomplete run found in the folder was moved (`<dir>.incomplete-<stamp>`). */
+  movedAside?: string;
+  /** Run files of a replaced complete run that were deleted. */
+  replaced?: string[];
 }
 
 /**
  * Make `dir` an empty, locked folder for a new run (the caller must release the lock):
  * - missing or empty: created and locked;
- * - holds a complete run: throws unless `replace`, which deletes its files;
- * - holds an incomplete run (no summary, or status running/interrupted/failed): the whole folder is
- *   renamed to `<dir>.incomplete-<stamp>` (nothing is deleted) and a fresh one is made;
- * - holds other files: throws (not a run folder).
+ * - holds files that are not a run's own ({@link RUN_FILES}): throws, touching nothing;
+ * - holds a complete run: throws unless `replace`, which deletes only its run files;
+ * - holds an incomplete or damaged run (run files only): the folder is renamed to
+ *   `<dir>.incomplete-<stamp>` (nothing is deleted), a fresh one is made, and `movedAside` says where.
  */
-export function prepareRunDir(dir: string, opts: PrepareOptions): void {
+export function prepareRunDir(dir: string, opts: PrepareOptions): PreparedRunDir {
+  checkRunDir(dir, opts.replace, opts.replaceHint);
   fs.mkdirSync(dir, { recursive: true });
   const lockFile = path.join(dir, '.lock');
   acquireLock(lockFile);
-  const entries = fs.readdirSync(dir).filter((e) => e !== '.lock');
-  if (entries.length === 0) return;
-
-  const isRun = entries.includes('manifest.json') || entries.includes('requests.jsonl');
-  if (!isRun) {
+  let state: RunDirState;
+  try {
+    state = checkRunDir(dir, opts.replace, opts.replaceHint); // again, now that we hold the lock
+  } catch (err) {
     releaseLock(lockFile);
-    throw new Error(`${dir} is not empty and is not a LoadLab run folder; choose a new or empty folder`);
+    throw err;
   }
-  if (isRunComplete(dir)) {
-    if (!opts.replace) {
-      releaseLock(lockFile);
-      throw new Error(
-        `${dir} already holds a complete run; pass replace: true to overwrite it, or choose another name`,
-      );
-    }
-    for (const e of entries) fs.rmSync(path.join(dir, e), { recursive: true, force: true });
-    return;
+  if (state === 'empty' || state === 'new') return {};
+  const entries = fs.readdirSync(dir).filter((e) => e !== '.lock');
+  if (state === 'complete') {
+    for (const e of entries) fs.rmSync(path.join(dir, e), { force: true });
+    return { replaced: entries };
   }
   let aside = `${dir.replace(/[\\/]+$/, '')}.incomplete-${opts.stamp}`;
   if (fs.existsSync(aside)) aside += `-${randomBytes(2).toString('hex')}`;
@@ -132,9 +192,10 @@ export function prepareRunDir(dir: string, opts: PrepareOptions): void {
     fs.renameSync(dir, aside);
   } catch (err) {
     releaseLock(lockFile);
-    throw err;
+    throw new Error(`could not move the incomplete run in ${dir} aside to ${aside} (${(err as NodeJS.ErrnoException).code}); move or delete it yourself`);
   }
   fs.rmSync(path.join(aside, '.lock'), { force: true }); // our own lock travelled with the folder
   fs.mkdirSync(dir, { recursive: true });
   acquireLock(lockFile);
+  return { movedAside: aside };
 }
