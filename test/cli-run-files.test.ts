@@ -35,7 +35,11 @@ function loadlab(args: string[], env: Record<string, string | undefined> = {}): 
   });
 }
 
-/** A vLLM-like server on port 0: `/v1/models`, `/tokenize` (1 token per character), streamed chat; optional key; or HTML everywhere. */
+/**
+ * A vLLM-like server on port 0: `/v1/models`, `/tokenize` (1 token per character), streamed chat;
+ * or HTML everywhere. With `key`, every route answers 401 `{"error":"Unauthorized"}` without it, as
+ * vLLM's `--api-key` does for all but its public routes (vllm/entrypoints/openai/server_utils.py).
+ */
 function startServer(mode: { key?: string; html?: boolean }): Promise<{ url: string; seen: Array<{ path: string; auth: boolean }>; close: () => Promise<void> }> {
   const seen: Array<{ path: string; auth: boolean }> = [];
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
