@@ -55,8 +55,8 @@ export function loadMetrics(dir: string): MetricsSample[] {
   return loadTimeline<MetricsSample>(dir, 'metrics.jsonl') ?? [];
 }
 
-/** The manifest, or why it could not be read. Throws only for a schema newer than this LoadLab. */
-function readManifest(dir: string): { manifest: RunManifest } | { problem: string } {
+/** The manifest or why it could not be read (exactly one is set). Throws only for a schema newer than this LoadLab. */
+function readManifest(dir: string): { manifest?: RunManifest; problem?: string } {
   const file = path.join(dir, 'manifest.json');
   let text: string;
   try {
@@ -155,10 +155,10 @@ export function loadRun(dir: string): LoadedRun {
     throw new Error(`${dir} is not a LoadLab run: no ${path.join(dir, 'manifest.json')} (runs are folders made by createRun)`);
   }
   const m = readManifest(dir);
-  const problems: string[] = 'problem' in m ? [`${m.problem}; the records are read without it`] : [];
+  const problems: string[] = m.problem !== undefined ? [`${m.problem}; the records are read without it`] : [];
   const records = readRecords(dir, problems);
   const summary = readSummary(dir, problems);
-  const manifest = 'manifest' in m ? m.manifest : undefined;
+  const manifest = m.manifest;
   if (summary) {
     const measured = records.filter((r) => !r.warmup).length;
     if (measured !== summary.requests) {
@@ -173,7 +173,7 @@ export function loadRun(dir: string): LoadedRun {
   const metrics = loadTimeline<MetricsSample>(dir, 'metrics.jsonl', problems);
   const gpu = loadTimeline<GpuSample>(dir, 'gpu.jsonl', problems);
   const base = { dir, records, summary, problems, ...(metrics ? { metrics } : {}), ...(gpu ? { gpu } : {}) };
-  return manifest ? { ...base, manifest } : withDamagedManifest(base, (m as { problem: string }).problem);
+  return manifest ? { ...base, manifest } : withDamagedManifest(base, m.problem ?? 'manifest.json is unusable');
 }
 
 /** One entry of `listRuns`. */
@@ -222,12 +222,12 @@ export function listRuns(root = 'data'): RunListing[] {
       } catch {
         m = undefined; // a newer schema: not ours to list
       }
-      if (m && 'manifest' in m) {
+      if (m?.manifest) {
         const complete = m.manifest.status === 'complete' && fs.existsSync(path.join(dir, 'summary.json'));
         out.push({ dir, manifest: m.manifest, complete });
         return;
       }
-      if (m && looksLikeRun(dir, names)) {
+      if (m?.problem !== undefined && looksLikeRun(dir, names)) {
         out.push(withDamagedManifest({ dir, complete: false }, m.problem));
         return;
       }
