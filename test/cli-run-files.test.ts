@@ -98,21 +98,19 @@ afterAll(async () => {
 const ls = (dir: string) => readdirSync(dir, { recursive: true }).map(String).sort();
 
 describe('--out: the user\'s files are safe (items 5, 6)', () => {
-  it('--replace overwrites a complete run but refuses one that holds the user\'s notes and plots', { timeout: 60_000 }, async () => {
+  it('--replace overwrites a complete run\'s files only; the user\'s notes and plots stay', { timeout: 60_000 }, async () => {
     const out = join(tmp, 'replace');
     expect((await loadlab(['run', '--base-url', open.url, ...run, '--out', out])).code).toBe(0);
     const again = await loadlab(['run', '--base-url', open.url, ...run, '--out', out]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already holds a complete run; pass --replace to overwrite it');
-    expect((await loadlab(['run', '--base-url', open.url, ...run, '--out', out, '--replace'])).code).toBe(0);
     writeFileSync(join(out, 'analysis.md'), '# notes');
     mkdirSync(join(out, 'plots'));
     writeFileSync(join(out, 'plots', 'p1.png'), 'png');
-    const before = ls(out);
     const r = await loadlab(['run', '--base-url', open.url, ...run, '--out', out, '--replace']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('holds files that are not part of a LoadLab run (analysis.md, plots); LoadLab never deletes or moves them');
-    expect(ls(out)).toEqual(before);
+    expect(r.code).toBe(0);
+    expect(ls(out)).toEqual(['analysis.md', 'manifest.json', 'plots', join('plots', 'p1.png'), 'requests.jsonl', 'summary.json']);
+    expect(readFileSync(join(out, 'analysis.md'), 'utf8')).toBe('# notes');
   });
 
   it('never moves a folder that merely contains requests.jsonl; says where an incomplete run went', { timeout: 60_000 }, async () => {
@@ -122,7 +120,7 @@ describe('--out: the user\'s files are safe (items 5, 6)', () => {
     writeFileSync(join(project, 'requests.jsonl'), '{}\n');
     const r = await loadlab(['run', '--base-url', open.url, ...run, '--out', project]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/project holds files that are not part of a LoadLab run/);
+    expect(r.stderr).toContain('project is not empty and holds no LoadLab run (requests.jsonl, src, thesis.tex); LoadLab never deletes or moves such files');
     expect(readdirSync(tmp).filter((n) => n.startsWith('project.incomplete'))).toEqual([]);
     expect(ls(project)).toEqual(['requests.jsonl', 'src', 'thesis.tex']);
 
@@ -134,7 +132,7 @@ describe('--out: the user\'s files are safe (items 5, 6)', () => {
     expect(h.code).toBe(0);
     const moved = readdirSync(tmp).filter((n) => n.startsWith('half.incomplete-'));
     expect(moved).toHaveLength(1);
-    expect(h.stderr).toContain(`loadlab: ${half} held an incomplete run; moved it to ${join(tmp, moved[0])} (nothing deleted)`);
+    expect(h.stderr).toContain(`loadlab: ${half} held an incomplete run; moved its files to ${join(tmp, moved[0])} (nothing deleted)`);
     expect(ls(join(tmp, moved[0]))).toEqual(['manifest.json', 'requests.jsonl']);
   });
 });

@@ -37,41 +37,45 @@ describe('a user\'s files in a run folder are never deleted or moved (issue #17 
     expect(tree(dir)).toEqual(['manifest.json', 'requests.jsonl', 'summary.json']);
   });
 
-  it('replace: true refuses a complete run with the user\'s notes and plots, naming them, and touches nothing', () => {
+  it('replace: true deletes a complete run\'s files but keeps the user\'s notes and plots in place', () => {
     const dir = path.join(tmp, 'replace-user');
     complete(dir);
+    fs.writeFileSync(path.join(dir, 'server.log'), 'old log');
     fs.writeFileSync(path.join(dir, 'analysis.md'), '# my notes');
     fs.mkdirSync(path.join(dir, 'plots'));
     fs.writeFileSync(path.join(dir, 'plots', 'p1.png'), 'png');
-    const before = tree(dir);
-    expect(() => createRun({ dir, replace: true }, input)).toThrow(
-      /holds files that are not part of a LoadLab run \(analysis\.md, plots\); LoadLab never deletes or moves them\. Choose a new or empty folder/,
-    );
-    expect(tree(dir)).toEqual(before);
-    expect(loadRun(dir).manifest.status).toBe('complete');
+    const w = createRun({ dir, replace: true }, input);
+    w.finish(summarizeRun([]));
+    expect(tree(dir)).toEqual(['analysis.md', 'manifest.json', 'plots', path.join('plots', 'p1.png'), 'requests.jsonl', 'summary.json']);
+    expect(fs.readFileSync(path.join(dir, 'analysis.md'), 'utf8')).toBe('# my notes');
   });
 
-  it('refuses to move a folder that merely contains requests.jsonl among the user\'s files', () => {
+  it('refuses a folder that merely contains requests.jsonl among the user\'s files, touching nothing', () => {
     const dir = path.join(tmp, 'project');
     fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'thesis.tex'), 'x');
     fs.writeFileSync(path.join(dir, 'src', 'main.py'), 'x');
     fs.writeFileSync(path.join(dir, 'requests.jsonl'), '{}\n');
-    expect(() => createRun({ dir }, input)).toThrow(/project holds files that are not part of a LoadLab run \((src, thesis\.tex|thesis\.tex, src)\)/);
+    expect(() => createRun({ dir, replace: true }, input)).toThrow(
+      /project is not empty and holds no LoadLab run \(requests\.jsonl, src, thesis\.tex\); LoadLab never deletes or moves such files\. Choose a new or empty folder/,
+    );
     expect(tree(dir)).toEqual(['requests.jsonl', 'src', path.join('src', 'main.py'), 'thesis.tex']);
     expect(fs.readdirSync(tmp).filter((n) => n.startsWith('project.incomplete-'))).toEqual([]);
   });
 
-  it('moves an incomplete run (run files only) aside and says where: console.warn, writer and manifest', () => {
+  it('moves only an incomplete run\'s files aside, says where (console.warn, writer, manifest), keeps the rest', () => {
     const dir = path.join(tmp, 'resume');
     createRun({ dir }, input).abort('interrupted');
+    fs.writeFileSync(path.join(dir, 'stream-timeline.html'), '<html>');
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
       const w = createRun({ dir }, input);
       expect(w.movedAside).toMatch(/resume\.incomplete-\d{8}-\d{6}$/);
-      expect(warn).toHaveBeenCalledWith(`loadlab: ${dir} held an incomplete run; moved it to ${w.movedAside} (nothing deleted)`);
-      expect(w.manifest.notes).toEqual([`an incomplete run found in this folder was moved to ${w.movedAside}`]);
+      expect(warn).toHaveBeenCalledWith(`loadlab: ${dir} held an incomplete run; moved its files to ${w.movedAside} (nothing deleted)`);
+      expect(w.manifest.notes).toEqual([`the files of an incomplete run found in this folder were moved to ${w.movedAside}`]);
+      expect(tree(w.movedAside!)).toEqual(['manifest.json', 'requests.jsonl']);
       expect(loadRun(w.movedAside!).manifest.status).toBe('interrupted');
+      expect(tree(dir)).toEqual(['.lock', 'manifest.json', 'requests.jsonl', 'stream-timeline.html']);
       w.abort('failed');
     } finally {
       warn.mockRestore();

@@ -114,7 +114,7 @@ describe('createRun', () => {
     const dir = freshDir();
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
-    expect(() => createRun({ dir }, input)).toThrow(/holds files that are not part of a LoadLab run \(notes\.txt\)/);
+    expect(() => createRun({ dir }, input)).toThrow(/is not empty and holds no LoadLab run \(notes\.txt\)/);
     expect(fs.readdirSync(dir)).toEqual(['notes.txt']);
   });
 

@@ -60,7 +60,7 @@ export interface RunWriter {
   path(name: string): string;
   /** True once `finish` or `abort` ran. */
   readonly closed: boolean;
-  /** Where an incomplete run found in the folder was moved (also printed, and in `manifest.notes`). */
+  /** Where the files of an incomplete run found in the folder were moved (also printed, and in `manifest.notes`). */
   readonly movedAside?: string;
 }
 
@@ -86,11 +86,12 @@ function checkFileName(name: string): void {
  * `requests.jsonl`.
  *
  * Folder: `opts.dir`, else `<root>/<lesson ?? 'runs'>/<name ?? 'run'>-<YYYYMMDD-HHMMSS>-<4 hex>`.
- * An existing folder holding an incomplete run (and nothing else) is moved aside to
- * `<dir>.incomplete-<stamp>`, which is printed (console.warn) and noted in the manifest, and the run
- * starts fresh (how a sweep resumes: skip `isRunComplete` dirs, re-create the others).
+ * The files of an incomplete run found in the folder are moved to `<dir>.incomplete-<stamp>`, which
+ * is printed (console.warn) and noted in the manifest, and the run starts fresh (how a sweep
+ * resumes: skip `isRunComplete` dirs, re-create the others). Files that are not a run's own
+ * (notes, saved figures) are never deleted or moved.
  * @throws when the folder holds a complete run (pass `replace: true` or another name), when another
- *   live writer holds its lock, or when it holds any file that is not a run's own (never touched).
+ *   live writer holds its lock, or when it is a non-empty folder holding no LoadLab run.
  */
 export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWriter {
   const stamp = timeStamp();
@@ -104,8 +105,8 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
   const prepared = prepareRunDir(dir, { replace: opts.replace ?? false, stamp });
   const lockFile = path.join(dir, '.lock');
   const moved = prepared.movedAside;
-  if (moved) console.warn(`loadlab: ${dir} held an incomplete run; moved it to ${moved} (nothing deleted)`);
-  const notes = [...(input.notes ?? []), ...(moved ? [`an incomplete run found in this folder was moved to ${moved}`] : [])];
+  if (moved) console.warn(`loadlab: ${dir} held an incomplete run; moved its files to ${moved} (nothing deleted)`);
+  const notes = [...(input.notes ?? []), ...(moved ? [`the files of an incomplete run found in this folder were moved to ${moved}`] : [])];
 
   let manifest: RunManifest;
   let requests: LineAppender;
