@@ -21,7 +21,8 @@ export { bootstrapPercentileCI, bootstrapDiffCI, type BootstrapCI, type Bootstra
 
 // run files
 export { createRun, isRunComplete, abortOpenRuns, type RunWriter, type CreateRunOptions } from './run/store';
-export { loadRun, listRuns, recordsToDataFrame, loadMetrics, type LoadedRun, type RunListing } from './run/loader';
+export { loadRun, listRuns, loadMetrics, type LoadedRun, type RunListing } from './run/loader';
+export { recordsToDataFrame, recordRow, RECORD_COLUMNS, type RecordRow } from './view/frame';
 export type { RunManifest, RunTarget, RunStatus } from './run/manifest';
 
 // servers: targets, launcher, scraping

@@ -114,7 +114,7 @@ describe('createRun', () => {
     const dir = freshDir();
     fs.mkdirSync(dir);
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'mine');
-    expect(() => createRun({ dir }, input)).toThrow(/not empty and is not a LoadLab run folder/);
+    expect(() => createRun({ dir }, input)).toThrow(/is not empty and holds no LoadLab run \(notes\.txt\)/);
     expect(fs.readdirSync(dir)).toEqual(['notes.txt']);
   });
 

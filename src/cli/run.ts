@@ -5,10 +5,13 @@
  */
 
 import { parseArgs } from 'node:util';
+import { resolveApiKey } from '../client/url';
 import { CHALLENGES_PROMPT, promptOfTokens } from '../load/prompts';
 import { runLoad } from '../load/runner';
 import { burst, closedLoop, describeShape, openLoop, type LoadShape } from '../load/shapes';
+import { explainNoModels } from '../load/target-diagnosis';
 import { makeRequest } from '../load/workload';
+import { checkRunDir } from '../run/folder';
 import type { Api } from '../types';
 import type { CliIo } from './main';
 import { formatRunReport } from './report';
@@ -34,7 +37,7 @@ Request:
 
 Run:
   --out DIR                         run folder (required)
-  --replace                         overwrite a complete run in DIR
+  --replace                         overwrite a complete run in DIR (only its run files)
   --warmup W                        warm-up requests first, not measured (default 0)
   --timeout-s S                     whole-request timeout (default 600)
   --idle-timeout-s S                no-bytes timeout (default 60)
@@ -56,6 +59,17 @@ function pos(name: string, v: string | undefined, allowInf = false): number | un
   if (v === undefined) return undefined;
   const n = allowInf && /^inf(inity)?$/i.test(v) ? Infinity : Number(v);
   if (!(n > 0)) throw new UsageError(`--${name} must be a number > 0, got '${v}'`);
+  return n;
+}
+
+/** Longest timer Node can arm: 2^31−1 ms (a longer one fires after 1 ms, with a warning), in s. */
+const MAX_TIMER_S = Math.floor((2 ** 31 - 1) / 1000);
+
+function seconds(name: string, v: string | undefined): number | undefined {
+  const n = pos(name, v);
+  if (n !== undefined && n > MAX_TIMER_S) {
+    throw new UsageError(`--${name} must be at most ${MAX_TIMER_S} s (about 24 days, the longest timer Node allows), got '${v}'`);
+  }
   return n;
 }
 
@@ -117,31 +131,49 @@ function shapeFrom(v: Values): { shape: LoadShape; requests: number } {
   return { shape: openLoop(pos('rate', v.rate, true)!, o), requests };
 }
 
+/** The prompt: `--prompt`, or one of `--prompt-tokens` tokens sized with the server's `/tokenize` (said when estimated). */
+async function promptText(v: Values, promptTokens: number | undefined, apiKey: string | undefined, notes: string[], io: CliIo): Promise<string> {
+  if (promptTokens === undefined) return v.prompt ?? CHALLENGES_PROMPT;
+  const p = await promptOfTokens(promptTokens, { baseUrl: v['base-url'], model: v.model, ...(apiKey ? { apiKey } : {}) });
+  notes.push(`prompt of ${p.tokens} tokens (${p.method}${p.note ? `: ${p.note}` : ''})`);
+  if (p.estimated) io.stderr.write(`loadlab run: prompt length is estimated, not counted (${p.note})\n`);
+  return p.text;
+}
+
+/** The checked flags, or `'help'`. Throws UsageError (or checkRunDir's Error) naming the fix. */
+function parseRunArgs(argv: string[]): 'help' | { v: Values; shape: LoadShape; requests: number } {
+  const v = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
+  if (v.help) return 'help';
+  if (!v['base-url']) throw new UsageError('--base-url is required, e.g. --base-url http://127.0.0.1:8000');
+  if (!v.out) throw new UsageError('--out DIR is required: the folder where the run is saved, e.g. --out data/runs/c8');
+  if (v.api !== undefined && v.api !== 'chat' && v.api !== 'completions') {
+    throw new UsageError(`--api must be chat or completions, got '${v.api}'`);
+  }
+  if (v.prompt !== undefined && v['prompt-tokens'] !== undefined) {
+    throw new UsageError('--prompt and --prompt-tokens exclude each other; give the text or its length');
+  }
+  const { shape, requests } = shapeFrom(v);
+  seconds('timeout-s', v['timeout-s']);
+  seconds('idle-timeout-s', v['idle-timeout-s']);
+  checkRunDir(v.out, v.replace ?? false, '--replace'); // before any request: a bad --out fails first
+  return { v, shape, requests };
+}
+
 /** `loadlab run …`; returns the exit code. */
 export async function runCommand(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  let v: Values;
-  let shape: LoadShape;
-  let requests: number;
+  let parsed: ReturnType<typeof parseRunArgs>;
   try {
-    v = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
-    if (v.help) {
-      io.stdout.write(RUN_HELP);
-      return 0;
-    }
-    if (!v['base-url']) throw new UsageError('--base-url is required, e.g. --base-url http://127.0.0.1:8000');
-    if (!v.out) throw new UsageError('--out DIR is required: the folder where the run is saved, e.g. --out data/runs/c8');
-    if (v.api !== undefined && v.api !== 'chat' && v.api !== 'completions') {
-      throw new UsageError(`--api must be chat or completions, got '${v.api}'`);
-    }
-    if (v.prompt !== undefined && v['prompt-tokens'] !== undefined) {
-      throw new UsageError('--prompt and --prompt-tokens exclude each other; give the text or its length');
-    }
-    ({ shape, requests } = shapeFrom(v));
+    parsed = parseRunArgs(argv);
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     io.stderr.write(`loadlab run: ${msg}\n(loadlab run --help lists the flags)\n`);
     return 2;
   }
+  if (parsed === 'help') {
+    io.stdout.write(RUN_HELP);
+    return 0;
+  }
+  const { v, shape, requests } = parsed;
 
   const stop = new AbortController();
   let sigints = 0;
@@ -155,20 +187,14 @@ export async function runCommand(argv: string[], io: CliIo = { stdout: process.s
   try {
     const api = (v.api ?? 'chat') as Api;
     const maxTokens = int('max-tokens', v['max-tokens']) ?? 128;
-    let text = v.prompt ?? CHALLENGES_PROMPT;
     const notes: string[] = [];
     const promptTokens = int('prompt-tokens', v['prompt-tokens']);
-    const apiKey = v['api-key'];
-    if (promptTokens !== undefined) {
-      const p = await promptOfTokens(promptTokens, { baseUrl: v['base-url'], model: v.model, apiKey });
-      text = p.text;
-      notes.push(`prompt of ${p.tokens} tokens (${p.method}${p.note ? `: ${p.note}` : ''})`);
-      if (p.estimated) io.stderr.write(`loadlab run: prompt length is estimated (${p.note})\n`);
-    }
+    const apiKey = resolveApiKey(v['api-key']); // the same key for /tokenize as for the run
+    const text = await promptText(v, promptTokens, apiKey, notes, io);
     const spec = makeRequest(text, { api, maxTokens, fixedOutput: v['ignore-eos'] ?? false });
     const warmup = int('warmup', v.warmup, 0) ?? 0;
-    const timeoutS = pos('timeout-s', v['timeout-s']);
-    const idleS = pos('idle-timeout-s', v['idle-timeout-s']);
+    const timeoutS = seconds('timeout-s', v['timeout-s']);
+    const idleS = seconds('idle-timeout-s', v['idle-timeout-s']);
     const result = await runLoad({
       baseUrl: v['base-url']!,
       ...(v.model !== undefined ? { model: v.model } : {}),
@@ -203,7 +229,11 @@ export async function runCommand(argv: string[], io: CliIo = { stdout: process.s
     if (result.manifest.status === 'interrupted') return 130;
     return result.summary.requests > 0 && result.summary.completed === 0 ? 1 : 0;
   } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
+    let msg = err instanceof Error ? err.message : String(err);
+    if (/did not list its models/.test(msg)) {
+      const why = await explainNoModels(v['base-url']!, resolveApiKey(v['api-key']), '--api-key or LOADLAB_API_KEY');
+      if (why) msg = why;
+    }
     io.stderr.write(`loadlab run: ${msg}\n`);
     return err instanceof TypeError || err instanceof UsageError ? 2 : 1;
   } finally {

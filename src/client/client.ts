@@ -9,6 +9,7 @@ import { buildHeaders, buildRequestBody, endpointPath, makeRequestIdPrefix } fro
 import { redact } from './errors';
 import { streamRequest } from './request';
 import { createStreamTimer } from './timing';
+import { resolveApiKey } from './url';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -108,7 +109,7 @@ export function createClient(opts: ClientOptions): Client {
   const now = opts.now ?? (() => performance.now());
   if (typeof now !== 'function') throw new TypeError('now must be a function returning ms, such as () => performance.now()');
   if (opts.apiKey !== undefined && typeof opts.apiKey !== 'string') throw new TypeError('apiKey must be a string');
-  const apiKey = opts.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
+  const apiKey = resolveApiKey(opts.apiKey);
   const extra = opts.headers;
   if (extra !== undefined) {
     for (const [k, v] of Object.entries(extra)) {

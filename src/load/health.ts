@@ -16,7 +16,8 @@
 
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { httpGet, serverRoot } from '../server/http-get';
+import { serverRoot } from '../client/url';
+import { httpGet } from '../server/http-get';
 import { parsePrometheus, type MetricFamily } from '../server/prometheus';
 import { simLatenessMs } from '../server/vllm-metrics';
 

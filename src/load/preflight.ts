@@ -7,6 +7,7 @@
  * A server without `/tokenize` is not checked (the caller notes that); nothing here sends load.
  */
 import { request } from 'undici';
+import { resolveApiKey } from '../client/url';
 import type { RequestSpec } from '../types';
 
 /** What the preflight did. */
@@ -29,7 +30,8 @@ function specChars(s: RequestSpec): number {
   return (s.messages ?? []).reduce((n, m) => n + m.content.length, 0);
 }
 
-async function countTokens(rootUrl: string, model: string, spec: RequestSpec, apiKey?: string): Promise<number | undefined> {
+/** Token count, or the HTTP status when `/tokenize` did not give one. */
+async function countTokens(rootUrl: string, model: string, spec: RequestSpec, apiKey?: string): Promise<number | { status: number }> {
   if (Array.isArray(spec.prompt)) return spec.prompt.length;
   const chat = (spec.api ?? 'chat') === 'chat';
   const body = chat
@@ -42,9 +44,9 @@ async function countTokens(rootUrl: string, model: string, spec: RequestSpec, ap
     signal: AbortSignal.timeout(10_000),
   });
   const text = await res.body.text();
-  if (res.statusCode !== 200) return undefined;
+  if (res.statusCode !== 200) return { status: res.statusCode };
   const count = (JSON.parse(text) as { count?: unknown }).count;
-  return typeof count === 'number' ? count : undefined;
+  return typeof count === 'number' ? count : { status: res.statusCode };
 }
 
 /**
@@ -56,21 +58,28 @@ export async function checkPromptLengths(
   model: string,
   specs: RequestSpec[],
   maxModelLen: number,
-  opts: { apiKey?: string; maxChecks?: number } = {},
+  opts: { /** Default `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY`. */ apiKey?: string; maxChecks?: number } = {},
 ): Promise<PreflightReport> {
   const distinct = new Map<string, RequestSpec>();
   for (const s of specs) distinct.set(specKey(s), s);
   const longest = [...distinct.values()].sort((a, b) => specChars(b) - specChars(a)).slice(0, opts.maxChecks ?? 16);
   let checked = 0;
   let maxPromptTokens: number | undefined;
+  const apiKey = resolveApiKey(opts.apiKey);
   for (const spec of longest) {
-    let n: number | undefined;
+    let n: number | { status: number };
     try {
-      n = await countTokens(rootUrl, model, spec, opts.apiKey);
+      n = await countTokens(rootUrl, model, spec, apiKey);
     } catch (err) {
       return { checked, skipped: `POST /tokenize failed (${(err as Error).message}); prompt lengths were not checked` };
     }
-    if (n === undefined) return { checked, skipped: 'the server has no usable POST /tokenize; prompt lengths were not checked' };
+    if (typeof n !== 'number') {
+      const auth = n.status === 401 || n.status === 403;
+      const why = auth
+        ? `POST /tokenize answered ${n.status} (${apiKey ? 'the API key was refused' : 'it wants an API key: pass apiKey (--api-key) or set LOADLAB_API_KEY'})`
+        : `the server has no usable POST /tokenize (HTTP ${n.status})`;
+      return { checked, skipped: `${why}; prompt lengths were not checked` };
+    }
     checked++;
     maxPromptTokens = Math.max(maxPromptTokens ?? 0, n);
     const out = spec.maxTokens ?? 0;

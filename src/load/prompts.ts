@@ -7,6 +7,8 @@
  * English word) and says so: `estimated: true`.
  */
 
+import { resolveApiKey, serverRoot } from '../client/url';
+
 /** Course prompt (seed 003 happy path, max_tokens 128): "list 5 key challenges of AI's future". */
 export const CHALLENGES_PROMPT = '请列举 5 个关于人工智能未来发展的关键挑战，并简要说明原因。';
 /** One sentence of the course's long prompt. */
@@ -66,6 +68,7 @@ export interface PromptOfTokensOptions {
   baseUrl?: string;
   /** Model name for `/tokenize`; optional for a single-model server. */
   model?: string;
+  /** Bearer token for `/tokenize`; default `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY` (as the run's client). */
   apiKey?: string;
   /** Text repeated (and cut) to fill the prompt; default the course's long-prompt sentence. */
   unit?: string;
@@ -81,8 +84,9 @@ export async function tokenizeCount(text: string, opts: PromptOfTokensOptions & 
   const body: Record<string, unknown> = { prompt: text, add_special_tokens: false };
   if (opts.model) body.model = opts.model;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
-  const res = await fetch(`${rootUrl(opts.baseUrl)}/tokenize`, {
+  const apiKey = resolveApiKey(opts.apiKey);
+  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const res = await fetch(`${serverRoot(opts.baseUrl)}/tokenize`, {
     method: 'POST',
     headers,
     body: JSON.stringify(body),
@@ -90,14 +94,15 @@ export async function tokenizeCount(text: string, opts: PromptOfTokensOptions & 
   });
   const json = (await res.json().catch(() => undefined)) as { count?: unknown } | undefined;
   if (!res.ok || typeof json?.count !== 'number') {
-    throw new Error(`POST /tokenize answered ${res.status}`);
+    const hint =
+      res.status === 401 || res.status === 403
+        ? apiKey
+          ? ': the server refused the API key'
+          : ': the server wants an API key; pass --api-key (apiKey) or set LOADLAB_API_KEY'
+        : '';
+    throw new Error(`POST /tokenize answered ${res.status}${hint}`);
   }
   return json.count;
-}
-
-/** The server root: trailing slashes and a trailing `/v1` removed. */
-export function rootUrl(baseUrl: string): string {
-  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
 function cut(unit: string, chars: number): string {
@@ -142,7 +147,7 @@ export async function promptOfTokens(targetTokens: number, opts: PromptOfTokensO
       chars = Math.max(1, chars + (step === 0 ? Math.sign(targetTokens - tokens) : step));
     }
   } catch (err) {
-    return estimate(`POST ${rootUrl(baseUrl)}/tokenize unavailable (${(err as Error).message}): length estimated`);
+    return estimate(`POST ${serverRoot(baseUrl)}/tokenize unavailable (${(err as Error).message}): length estimated`);
   }
   return { text: best!.text, tokens: best!.tokens, estimated: false, method: 'tokenize' };
 }

@@ -1,8 +1,9 @@
 /**
  * Up-front checks of `runLoad` options: every misconfiguration throws here, before any request,
- * with a message that names the fix. Also settles how many requests run and which spec each uses.
+ * with a message that names the fix (the output folder included: see `checkRunDir`). Also settles how many requests run and which spec each uses.
  */
 
+import { checkRunDir } from '../run/folder';
 import { checkSlo } from '../stats/summary';
 import type { RequestSpec, Slo } from '../types';
 import { validateShape, type LoadShape } from './shapes';
@@ -17,6 +18,7 @@ export interface RunOptionsInput {
   shape: LoadShape;
   warmup?: number;
   out?: string | false;
+  replace?: boolean;
   timeoutMs?: number;
   idleTimeoutMs?: number;
   progress?: unknown;
@@ -37,9 +39,15 @@ export interface ResolvedRunOptions {
   workloadInfo: Record<string, unknown>;
 }
 
+/** Longest timer Node can arm (ms); a longer one fires after 1 ms with a TimeoutOverflowWarning. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 function positiveMs(name: string, v: unknown): void {
   if (v !== undefined && (typeof v !== 'number' || !(v > 0))) {
     throw new TypeError(`${name} must be a number of ms > 0 (or left out for the default), got ${String(v)}`);
+  }
+  if (typeof v === 'number' && v > MAX_TIMER_MS) {
+    throw new TypeError(`${name} must be at most ${MAX_TIMER_MS} ms (about 24 days, the longest timer Node allows), got ${v}`);
   }
 }
 
@@ -52,6 +60,22 @@ function checkSpec(spec: unknown, i: number): RequestSpec {
     throw new TypeError(`workload item ${i} has neither messages nor prompt; build it with makeRequest(text)`);
   }
   return s;
+}
+
+/** progress, onRecord, slo and signal. */
+function checkHooks(opts: RunOptionsInput): void {
+  const p = opts.progress;
+  if (p !== undefined && typeof p !== 'boolean' && typeof p !== 'function') {
+    throw new TypeError('progress must be true (a line on stderr), false, or a callback (p) => void');
+  }
+  if (opts.onRecord !== undefined && typeof opts.onRecord !== 'function') {
+    throw new TypeError('onRecord must be a function (record) => void');
+  }
+  if (opts.slo !== undefined) checkSlo(opts.slo);
+  const sig = opts.signal as { aborted?: unknown } | undefined;
+  if (sig !== undefined && (sig === null || typeof sig.aborted !== 'boolean')) {
+    throw new TypeError('signal must be an AbortSignal, e.g. new AbortController().signal');
+  }
 }
 
 /** Validate options and resolve the request count and specs. Throws TypeError naming the fix. */
@@ -76,18 +100,9 @@ export function resolveRunOptions(opts: RunOptionsInput): ResolvedRunOptions {
   if (opts.out !== undefined && opts.out !== false && (typeof opts.out !== 'string' || opts.out === '')) {
     throw new TypeError('out must be a folder path, or false to keep the run in memory only');
   }
-  const p = opts.progress;
-  if (p !== undefined && typeof p !== 'boolean' && typeof p !== 'function') {
-    throw new TypeError('progress must be true (a line on stderr), false, or a callback (p) => void');
-  }
-  if (opts.onRecord !== undefined && typeof opts.onRecord !== 'function') {
-    throw new TypeError('onRecord must be a function (record) => void');
-  }
-  if (opts.slo !== undefined) checkSlo(opts.slo);
-  const sig = opts.signal as { aborted?: unknown } | undefined;
-  if (sig !== undefined && (sig === null || typeof sig.aborted !== 'boolean')) {
-    throw new TypeError('signal must be an AbortSignal, e.g. new AbortController().signal');
-  }
+  // Before the target is probed: a folder that cannot take the run fails first, naming the fix.
+  if (typeof opts.out === 'string') checkRunDir(opts.out, opts.replace ?? false);
+  checkHooks(opts);
 
   const timelineSpecs = shape.kind === 'timeline' ? shape.requests : undefined;
   const workload = opts.workload ?? timelineSpecs;

@@ -1,23 +1,34 @@
 /**
  * Reading runs back: a run folder into typed records, summary and manifest; a tree of runs into
- * a list; records into a danfojs DataFrame for tables and plots.
+ * a list. (Records into a danfojs DataFrame: `src/view/frame.ts`; this module never loads danfojs.)
  *
- * Damage is data, not an exception: a torn last line (the process died mid-write) or a garbage
- * line in `requests.jsonl` is skipped and reported in `problems` with file and line number. Only a
- * folder that is not a run at all (no or unreadable manifest) throws.
+ * Damage is data, not an exception: a torn last line (the process died mid-write), a garbage
+ * line, a record with a wrong field type or a duplicate in `requests.jsonl` is skipped and reported
+ * in `problems` with file and line number. A missing or broken `manifest.json` is reported too, and
+ * the records are still read. Only a folder that is no run at all (neither `manifest.json` nor
+ * `requests.jsonl`), or a manifest newer than this LoadLab, throws.
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DataFrame } from 'danfojs';
 import type { Distribution, GpuSample, MetricsSample, RequestRecord, RunSummary } from '../types';
 import { lockIsLive } from './folder';
+import { readJsonLines } from './jsonl';
 import { checkManifest, type RunManifest } from './manifest';
+import { duplicateChecker, recordProblem, reviveRecord } from './record-check';
+
+export { readJsonLines };
 
 /** A run read from disk. */
 export interface LoadedRun {
   dir: string;
+  /**
+   * The manifest. When `damaged` is set the manifest could not be read, and reading this field
+   * throws that reason (nothing about the target is invented); `records` are still there.
+   */
   manifest: RunManifest;
+  /** Why `manifest.json` is missing or unreadable; absent for a healthy run. Also in `problems`. */
+  damaged?: string;
   /** Records in file order (warm-up included), bad lines skipped. */
   records: RequestRecord[];
   /** Present once the run finished. */
@@ -44,21 +55,43 @@ export function loadMetrics(dir: string): MetricsSample[] {
   return loadTimeline<MetricsSample>(dir, 'metrics.jsonl') ?? [];
 }
 
-function readManifest(dir: string): RunManifest {
+/** The manifest or why it could not be read (exactly one is set). Throws only for a schema newer than this LoadLab. */
+function readManifest(dir: string): { manifest?: RunManifest; problem?: string } {
   const file = path.join(dir, 'manifest.json');
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
-  } catch {
-    throw new Error(`${dir} is not a LoadLab run: no ${file} (runs are folders made by createRun)`);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { problem: code === 'ENOENT' ? 'manifest.json is missing' : `manifest.json could not be read (${code})` };
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${file} is not a LoadLab run manifest: not valid JSON (${(err as Error).message})`);
+    return { problem: `manifest.json is not valid JSON (${(err as Error).message})` };
   }
-  return checkManifest(value, file);
+  try {
+    return { manifest: checkManifest(value, 'manifest.json') };
+  } catch (err) {
+    const msg = (err as Error).message;
+    if (/newer than this LoadLab/.test(msg)) throw new Error(msg.replace(/^manifest\.json/, file));
+    return { problem: msg };
+  }
+}
+
+/** Define `manifest` on a damaged run as a getter that throws why it is missing (not enumerable). */
+function withDamagedManifest<T extends { dir: string }>(obj: T, problem: string): T & { manifest: RunManifest; damaged: string } {
+  Object.defineProperty(obj, 'manifest', {
+    enumerable: false,
+    get() {
+      throw new Error(
+        `${obj.dir} has no usable manifest (${problem}), so its target and load are unknown; ` +
+          'its records are still readable (.records), and .problems lists what is damaged',
+      );
+    },
+  });
+  return Object.assign(obj, { damaged: problem }) as T & { manifest: RunManifest; damaged: string };
 }
 
 const DIST_KEYS = ['ttftMs', 'tpotMs', 'itlMs', 'e2eMs', 'queueMs', 'ttftFromIntendedMs'] as const;
@@ -80,114 +113,97 @@ function reviveSummary(raw: Record<string, unknown>): RunSummary {
   return s;
 }
 
-/** Why a parsed line is not a record, or undefined if it is one. */
-function recordProblem(v: unknown): string | undefined {
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
-  const r = v as Record<string, unknown>;
-  for (const f of ['index', 'startMs', 'endMs'] as const) {
-    if (typeof r[f] !== 'number') return `missing number '${f}'`;
+function readSummary(dir: string, problems: string[]): RunSummary | undefined {
+  const sumFile = path.join(dir, 'summary.json');
+  if (!fs.existsSync(sumFile)) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(sumFile, 'utf8'));
+  } catch (err) {
+    problems.push(`summary.json is not valid JSON (${(err as Error).message}); ignored`);
+    return undefined;
   }
-  if (typeof r.ok !== 'boolean') return `missing boolean 'ok'`;
-  return undefined;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || typeof (raw as { requests?: unknown }).requests !== 'number') {
+    problems.push('summary.json is valid JSON but not a run summary (no numeric \'requests\'); ignored');
+    return undefined;
+  }
+  return reviveSummary(raw as Record<string, unknown>);
 }
 
-/** Back to the record type: NaN written as null → undefined for optional numbers, NaN for required. */
-function reviveRecord(raw: Record<string, unknown>): RequestRecord {
-  for (const [k, v] of Object.entries(raw)) if (v === null) delete raw[k];
-  const r = raw as unknown as RequestRecord;
-  r.warmup ??= false;
-  r.chunkMs ??= [];
-  r.chunkTokens ??= [];
-  r.itlMs ??= [];
-  r.intendedStartMs ??= NaN;
-  r.queueMs ??= NaN;
-  return r;
-}
-
-/**
- * Parse a JSON-lines file. Lines that are not JSON, or that `check` rejects (it returns the reason),
- * are skipped and described in `problems` with the file name and 1-based line number, in file order.
- */
-export function readJsonLines(
-  file: string,
-  problems: string[],
-  check: (value: unknown) => string | undefined = () => undefined,
-): unknown[] {
-  const name = path.basename(file);
-  const lines = fs.readFileSync(file, 'utf8').split('\n');
-  const out: unknown[] = [];
-  lines.forEach((text, i) => {
-    if (text.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      const last = i === lines.length - 1; // no newline after it: the write was cut off
-      problems.push(
-        last
-          ? `${name} line ${i + 1}: truncated last line (the run was probably killed mid-write); skipped`
-          : `${name} line ${i + 1}: not valid JSON; skipped: ${text.slice(0, 60)}`,
-      );
-      return;
-    }
-    const why = check(value);
-    if (why) problems.push(`${name} line ${i + 1}: ${why}; skipped`);
-    else out.push(value);
-  });
-  return out;
+function readRecords(dir: string, problems: string[]): RequestRecord[] {
+  const reqFile = path.join(dir, 'requests.jsonl');
+  if (!fs.existsSync(reqFile)) {
+    problems.push('requests.jsonl is missing');
+    return [];
+  }
+  const duplicate = duplicateChecker();
+  const check = (v: unknown, line: number) => recordProblem(v) ?? duplicate(v as Record<string, unknown>, line);
+  return readJsonLines(reqFile, problems, check).map((v) => reviveRecord(v as Record<string, unknown>));
 }
 
 /**
  * Read a run folder. Records come back as `RequestRecord`s (nulls removed, arrays defaulted), the
- * summary with NaN restored where JSON has null.
- * @throws when `dir` has no `manifest.json`, or it is not valid JSON, or lacks a required field
- *   (message like `…/manifest.json is not a LoadLab run manifest: missing 'target'`).
+ * summary with NaN restored where JSON has null. Every damage is reported in `problems`, e.g.
+ * `requests.jsonl line 4: 'itlMs' must be an array of numbers, got 5; skipped`; a missing or
+ * broken manifest sets `damaged` (see `LoadedRun.manifest`).
+ * @throws when `dir` holds neither `manifest.json` nor `requests.jsonl` (not a run), or its
+ *   manifest uses a newer schema than this LoadLab (update LoadLab).
  */
 export function loadRun(dir: string): LoadedRun {
-  const manifest = readManifest(dir);
-  const problems: string[] = [];
-  const records: RequestRecord[] = [];
-  const reqFile = path.join(dir, 'requests.jsonl');
-  if (fs.existsSync(reqFile)) {
-    for (const value of readJsonLines(reqFile, problems, recordProblem)) {
-      records.push(reviveRecord(value as Record<string, unknown>));
-    }
-  } else {
-    problems.push('requests.jsonl is missing');
+  const has = (f: string) => fs.existsSync(path.join(dir, f));
+  if (!has('manifest.json') && !has('requests.jsonl')) {
+    throw new Error(`${dir} is not a LoadLab run: no ${path.join(dir, 'manifest.json')} (runs are folders made by createRun)`);
   }
-
-  let summary: RunSummary | undefined;
-  const sumFile = path.join(dir, 'summary.json');
-  if (fs.existsSync(sumFile)) {
-    try {
-      summary = reviveSummary(JSON.parse(fs.readFileSync(sumFile, 'utf8')));
-    } catch (err) {
-      problems.push(`summary.json is not valid JSON (${(err as Error).message}); ignored`);
+  const m = readManifest(dir);
+  const problems: string[] = m.problem !== undefined ? [`${m.problem}; the records are read without it`] : [];
+  const records = readRecords(dir, problems);
+  const summary = readSummary(dir, problems);
+  const manifest = m.manifest;
+  if (summary) {
+    const measured = records.filter((r) => !r.warmup).length;
+    if (measured !== summary.requests) {
+      problems.push(`summary.json counts ${summary.requests} measured requests but requests.jsonl holds ${measured} usable ones`);
     }
-  } else if (manifest.status === 'complete') {
+  } else if (manifest?.status === 'complete' && !problems.some((p) => p.startsWith('summary.json'))) {
     problems.push(`manifest says 'complete' but summary.json is missing`);
   }
-  if (manifest.status === 'running' && !lockIsLive(path.join(dir, '.lock'))) {
+  if (manifest?.status === 'running' && !lockIsLive(path.join(dir, '.lock'))) {
     problems.push(`status is 'running' but no writer holds the lock: the run was killed before it finished`);
   }
   const metrics = loadTimeline<MetricsSample>(dir, 'metrics.jsonl', problems);
   const gpu = loadTimeline<GpuSample>(dir, 'gpu.jsonl', problems);
-  return { dir, manifest, records, summary, problems, ...(metrics ? { metrics } : {}), ...(gpu ? { gpu } : {}) };
+  const base = { dir, records, summary, problems, ...(metrics ? { metrics } : {}), ...(gpu ? { gpu } : {}) };
+  return manifest ? { ...base, manifest } : withDamagedManifest(base, m.problem ?? 'manifest.json is unusable');
 }
 
 /** One entry of `listRuns`. */
 export interface RunListing {
   dir: string;
+  /** The manifest; when `damaged` is set, reading it throws why it is unusable. */
   manifest: RunManifest;
-  /** `summary.json` present and status `'complete'`. */
+  /** `summary.json` present and status `'complete'`; false for a damaged run. */
   complete: boolean;
+  /** Why the manifest is missing or unreadable (load the records with `loadRun`). */
+  damaged?: string;
+}
+
+/** A folder that looks like a run although its manifest is unusable: it has `requests.jsonl`, or a `manifest.json` naming a runId. */
+function looksLikeRun(dir: string, names: Set<string>): boolean {
+  if (names.has('requests.jsonl')) return true;
+  if (!names.has('manifest.json')) return false;
+  try {
+    return fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8').includes('"runId"');
+  } catch {
+    return false;
+  }
 }
 
 /**
- * Every run folder under `root` (default `'data'`), found recursively and sorted by path. Folders
- * without a valid manifest are skipped (their sub-folders are still searched); a run folder's own
- * sub-folders and dot-folders are not. Moved-aside `<dir>.incomplete-<stamp>` folders are listed
- * too (`complete: false`). A missing root gives `[]`.
+ * Every run folder under `root` (default `'data'`), found recursively and sorted by path. A folder
+ * whose manifest is missing or broken but that holds `requests.jsonl` (or a half-written run
+ * manifest) is listed with `damaged` set; other folders are searched inside. A run folder's own
+ * sub-folders and dot-folders are not searched. Moved-aside `<dir>.incomplete-<stamp>` folders are
+ * listed too (`complete: false`). A missing root gives `[]`.
  */
 export function listRuns(root = 'data'): RunListing[] {
   const out: RunListing[] = [];
@@ -198,14 +214,22 @@ export function listRuns(root = 'data'): RunListing[] {
     } catch {
       return;
     }
-    if (entries.some((e) => e.isFile() && e.name === 'manifest.json')) {
+    const names = new Set(entries.map((e) => e.name));
+    if (names.has('manifest.json') || names.has('requests.jsonl')) {
+      let m: ReturnType<typeof readManifest> | undefined;
       try {
-        const manifest = readManifest(dir);
-        const complete = manifest.status === 'complete' && fs.existsSync(path.join(dir, 'summary.json'));
-        out.push({ dir, manifest, complete });
-        return;
+        m = readManifest(dir);
       } catch {
-        // not a run after all; look inside
+        m = undefined; // a newer schema: not ours to list
+      }
+      if (m?.manifest) {
+        const complete = m.manifest.status === 'complete' && fs.existsSync(path.join(dir, 'summary.json'));
+        out.push({ dir, manifest: m.manifest, complete });
+        return;
+      }
+      if (m?.problem !== undefined && looksLikeRun(dir, names)) {
+        out.push(withDamagedManifest({ dir, complete: false }, m.problem));
+        return;
       }
     }
     for (const e of entries) {
@@ -214,59 +238,4 @@ export function listRuns(root = 'data'): RunListing[] {
   };
   walk(root);
   return out.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
-}
-
-/**
- * Columns of `recordsToDataFrame`, in order, with their danfo dtypes. The record's `index` is the
- * column `requestIndex`: danfo makes every column a property of the frame, and a column named
- * `index` would shadow `DataFrame.index` and break `print()`, `loc` and plotting.
- */
-export const RECORD_COLUMNS = {
-  requestIndex: 'int32', requestId: 'string', tag: 'string', warmup: 'boolean', ok: 'boolean',
-  status: 'float32', errorCode: 'string', intendedStartMs: 'float32', startMs: 'float32',
-  firstTokenMs: 'float32', endMs: 'float32', ttftMs: 'float32', tpotMs: 'float32', e2eMs: 'float32',
-  queueMs: 'float32', ttftFromIntendedMs: 'float32', promptTokens: 'float32', outputTokens: 'float32',
-  cachedTokens: 'float32', finishReason: 'string', chunks: 'int32', itlMeanMs: 'float32', itlMaxMs: 'float32',
-} as const;
-
-/** A row of `recordsToDataFrame`: numbers (NaN when missing), strings (null when missing), booleans. */
-export type RecordRow = Record<keyof typeof RECORD_COLUMNS, number | string | boolean | null>;
-
-/** One flat row per record (the DataFrame's rows, usable without danfo). */
-export function recordRow(r: RequestRecord): RecordRow {
-  const num = (v: number | undefined) => (v === undefined || v === null ? NaN : v);
-  // null, not undefined: danfo cannot read back a column whose first value is undefined.
-  const str = (v: string | undefined) => (v === undefined || v === null ? null : v);
-  const itl = r.itlMs ?? [];
-  let sum = 0;
-  let max = -Infinity;
-  for (const g of itl) {
-    sum += g;
-    if (g > max) max = g;
-  }
-  return {
-    requestIndex: r.index, requestId: str(r.requestId), tag: str(r.tag), warmup: r.warmup, ok: r.ok,
-    status: num(r.status), errorCode: str(r.error?.code), intendedStartMs: num(r.intendedStartMs),
-    startMs: num(r.startMs), firstTokenMs: num(r.firstTokenMs), endMs: num(r.endMs), ttftMs: num(r.ttftMs),
-    tpotMs: num(r.tpotMs), e2eMs: num(r.e2eMs), queueMs: num(r.queueMs), ttftFromIntendedMs: num(r.ttftFromIntendedMs),
-    promptTokens: num(r.promptTokens), outputTokens: num(r.outputTokens), cachedTokens: num(r.cachedTokens),
-    finishReason: str(r.finishReason), chunks: (r.chunkMs ?? []).length,
-    itlMeanMs: itl.length ? sum / itl.length : NaN, itlMaxMs: itl.length ? max : NaN,
-  };
-}
-
-/**
- * danfojs DataFrame with one row per record, in the given order (row labels 0..n−1), and the
- * scalar columns of `RECORD_COLUMNS` (`requestIndex` = the record's `index`; times in ms on the run clock; `chunks` = token chunks; `itlMeanMs`/`itlMaxMs` over the record's
- * gaps). Missing numbers are NaN so numeric columns stay numeric; missing strings are null.
- * Danfo labels float columns `float32` but keeps the JS doubles. Zero records → 0 rows, same columns.
- */
-export function recordsToDataFrame(records: readonly RequestRecord[]): DataFrame {
-  const columns = Object.keys(RECORD_COLUMNS) as Array<keyof typeof RECORD_COLUMNS>;
-  const dtypes = columns.map((c) => RECORD_COLUMNS[c]);
-  if (records.length === 0) return new DataFrame([], { columns, dtypes });
-  const rows = records.map(recordRow);
-  const data: Record<string, unknown[]> = {};
-  for (const c of columns) data[c] = rows.map((row) => row[c]);
-  return new DataFrame(data, { columns, dtypes });
 }

@@ -30,7 +30,7 @@ export interface CreateRunOptions {
   lesson?: string;
   /** Prefix of the folder name, and `manifest.name`; default `'run'`. */
   name?: string;
-  /** Replace a complete run already in `dir` (its files are deleted). Default false. */
+  /** Replace a complete run already in `dir` (only its run files are deleted). Default false. */
   replace?: boolean;
 }
 
@@ -60,6 +60,8 @@ export interface RunWriter {
   path(name: string): string;
   /** True once `finish` or `abort` ran. */
   readonly closed: boolean;
+  /** Where the files of an incomplete run found in the folder were moved (also printed, and in `manifest.notes`). */
+  readonly movedAside?: string;
 }
 
 const RESERVED = new Set(['manifest.json', 'requests.jsonl', 'summary.json', '.lock']);
@@ -84,10 +86,12 @@ function checkFileName(name: string): void {
  * `requests.jsonl`.
  *
  * Folder: `opts.dir`, else `<root>/<lesson ?? 'runs'>/<name ?? 'run'>-<YYYYMMDD-HHMMSS>-<4 hex>`.
- * An existing folder holding an incomplete run is moved aside to `<dir>.incomplete-<stamp>` and the
- * run starts fresh (how a sweep resumes: skip `isRunComplete` dirs, re-create the others).
+ * The files of an incomplete run found in the folder are moved to `<dir>.incomplete-<stamp>`, which
+ * is printed (console.warn) and noted in the manifest, and the run starts fresh (how a sweep
+ * resumes: skip `isRunComplete` dirs, re-create the others). Files that are not a run's own
+ * (notes, saved figures) are never deleted or moved.
  * @throws when the folder holds a complete run (pass `replace: true` or another name), when another
- *   live writer holds its lock, or when it is a non-empty folder that is not a run.
+ *   live writer holds its lock, or when it is a non-empty folder holding no LoadLab run.
  */
 export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWriter {
   const stamp = timeStamp();
@@ -98,8 +102,11 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
       safeName(opts.lesson ?? 'runs'),
       `${safeName(opts.name ?? 'run')}-${stamp}-${randomBytes(2).toString('hex')}`,
     );
-  prepareRunDir(dir, { replace: opts.replace ?? false, stamp });
+  const prepared = prepareRunDir(dir, { replace: opts.replace ?? false, stamp });
   const lockFile = path.join(dir, '.lock');
+  const moved = prepared.movedAside;
+  if (moved) console.warn(`loadlab: ${dir} held an incomplete run; moved its files to ${moved} (nothing deleted)`);
+  const notes = [...(input.notes ?? []), ...(moved ? [`the files of an incomplete run found in this folder were moved to ${moved}`] : [])];
 
   let manifest: RunManifest;
   let requests: LineAppender;
@@ -110,6 +117,7 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
       ...(opts.lesson !== undefined ? { lesson: opts.lesson } : {}),
       ...(opts.name !== undefined ? { name: opts.name } : {}),
       ...input,
+      ...(notes.length > 0 ? { notes } : {}),
       loadlabVersion: loadlabVersion(),
       nodeVersion: process.version,
       platform: `${process.platform}-${process.arch}`,
@@ -141,6 +149,7 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
 
   const writer: RunWriter = {
     dir,
+    ...(moved ? { movedAside: moved } : {}),
     get runId() {
       return manifest.runId;
     },

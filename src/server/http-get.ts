@@ -4,6 +4,10 @@
  * timeout timer is always cleared, so nothing lingers after the call settles.
  */
 import { request, type Dispatcher } from 'undici';
+import { serverRoot } from '../client/url';
+
+/** Re-exported from `src/client/url.ts`, its one home (older imports use this path). */
+export { serverRoot };
 
 /** A completed GET. */
 export interface GetResult {
@@ -24,14 +28,6 @@ export interface GetOptions {
   signal?: AbortSignal;
   /** undici dispatcher (a dedicated Pool); default the global one. */
   dispatcher?: Dispatcher;
-}
-
-/**
- * The server root of a base URL: trailing slashes and a trailing `/v1` removed, since vLLM
- * serves `/metrics`, `/health` and `/version` at the root (`http://h:8000/v1/` → `http://h:8000`).
- */
-export function serverRoot(baseUrl: string): string {
-  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
 /**
