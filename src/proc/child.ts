@@ -124,6 +124,7 @@ export function spawnChild(opts: SpawnChildOptions): Promise<ChildHandle> {
     env: { ...process.env, ...opts.env, [PARENT_WATCH_ENV]: '1' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
+  proc.stdin?.on('error', () => undefined); // never written; the child's exit may still break it
   const file = opts.logFile ? createWriteStream(opts.logFile, { flags: 'a' }) : undefined;
   let onLine: ((l: string) => void) | undefined;
   const lines = collectLines(proc, file, (l) => onLine?.(l));
@@ -159,7 +160,7 @@ export function spawnChild(opts: SpawnChildOptions): Promise<ChildHandle> {
       // Let the last output arrive before quoting it.
       void stop().then(() => setTimeout(() => reject(new Error(`${name} ${why}. Its output:\n${logTail()}`)), 50));
     };
-    const timer = setTimeout(() => fail(`did not start within ${timeoutMs} ms (raise the start-up timeout on a slow machine)`), timeoutMs);
+    const timer = setTimeout(() => fail(`did not start within ${timeoutMs} ms (raise startupTimeoutMs on a slow machine)`), timeoutMs);
     proc.once('error', (err) => fail(`could not be started (${err.message})`));
     proc.once('exit', (code, signal) => fail(`exited (${signal ?? `code ${code}`}) before listening`));
     onLine = (l) => {
