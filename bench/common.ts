@@ -4,15 +4,13 @@
  * `bench/results/<name>.json`.
  */
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { isAbsolute } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { fromRoot } from '../src/paths';
+import { spawnChild } from '../src/proc/child';
 import { describe } from '../src/stats/percentile';
 import type { Distribution } from '../src/types';
 
@@ -95,47 +93,25 @@ export interface Child {
   url: string;
   port: number;
   proc: ChildProcess;
-  /** SIGTERM and wait for the exit. */
+  /** SIGTERM (SIGKILL after 3 s) and wait until it and its port are gone. */
   stop(): Promise<void>;
 }
 
 /**
  * Start `node --import tsx <file> ...args` (`file` relative to the package root, or absolute) and wait for `LISTENING <port>`
- * on its stdout. The child sees its stdin close when this process goes away.
+ * on its stdout (`spawnChild` of src/proc/child.ts: its own process group, gone when this process goes away).
  */
 export async function spawnListening(file: string, args: string[] = [], timeoutMs = 30_000): Promise<Child> {
-  const root = fromRoot();
-  const tsx = pathToFileURL(createRequire(fromRoot('package.json')).resolve('tsx')).href;
-  const entry = isAbsolute(file) ? file : fromRoot(file);
-  const proc = spawn(process.execPath, ['--import', tsx, entry, ...args], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`${file} did not start within ${timeoutMs} ms: ${err}`)), timeoutMs);
-    proc.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /LISTENING (\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    proc.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${file} exited (${code}) before listening: ${err}`));
-    });
+  const c = await spawnChild({
+    entry: file,
+    args,
+    marker: 'LISTENING',
+    name: file,
+    startupTimeoutMs: timeoutMs,
+    portOf: (payload) => ({ port: Number(payload) }),
   });
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    proc,
-    stop: async () => {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const port = Number(c.payload);
+  return { url: `http://127.0.0.1:${port}`, port, proc: c.proc, stop: c.stop };
 }
 
 /** GET a JSON document (small helper for the benchmark servers). */

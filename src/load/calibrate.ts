@@ -21,13 +21,10 @@
  *   near 100 %, the ceiling is the server's, and the client's is higher).
  * Each pass also reports the client's event-loop delay p99 and CPU (`startClientHealth`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { createClient } from '../client/client';
-import { packageRoot } from '../paths';
+import { spawnChild } from '../proc/child';
 import { stepTimeMs } from '../sim/cost';
 import { percentiles } from '../stats/percentile';
 import type { RequestRecord } from '../types';
@@ -119,65 +116,25 @@ export function modelledStepMs(c: number): number {
 }
 
 interface Child {
-  proc: ChildProcess;
+  pid: number;
   baseUrl: string;
   offsetMs: number;
   stop(): Promise<void>;
 }
 
-/** Spawn the null server with tsx from this package and wait for its marker line. */
-function spawnNullServer(timeoutMs = 20_000): Promise<Child> {
-  const root = packageRoot();
-  const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
-  const proc = spawn(process.execPath, ['--import', tsx, join(root, 'src', 'load', 'null-server.ts')], {
-    cwd: root,
-    env: { ...process.env, LOADLAB_NULL_SERVER_MAIN: '1' },
-    stdio: ['pipe', 'pipe', 'pipe'],
+/** Spawn the null server (own process, `src/proc/child.ts` kill policy) and wait for its marker line. */
+async function spawnNullServer(timeoutMs = 20_000): Promise<Child> {
+  const c = await spawnChild({
+    entry: join('src', 'load', 'null-server.ts'),
+    env: { LOADLAB_NULL_SERVER_MAIN: '1' },
+    marker: NULL_SERVER_MARKER,
+    name: 'the null server',
+    startupTimeoutMs: timeoutMs,
+    graceMs: 2000,
+    portOf: (payload) => ({ port: Number(payload.split(/\s+/)[0]) }),
   });
-  let exited = false;
-  const exitWaiters: Array<() => void> = [];
-  proc.on('exit', () => {
-    exited = true;
-    for (const w of exitWaiters.splice(0)) w();
-  });
-  const waitExit = (ms: number) => new Promise<boolean>((resolve) => {
-    if (exited) return resolve(true);
-    const t = setTimeout(() => resolve(false), ms);
-    exitWaiters.push(() => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
-  const stop = async () => {
-    if (exited) return;
-    proc.kill('SIGTERM');
-    if (!(await waitExit(2000))) {
-      proc.kill('SIGKILL');
-      await waitExit(3000);
-    }
-  };
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      void stop();
-      reject(new Error(`the null server did not start within ${timeoutMs} ms. Its output:\n${out.slice(-2000)}`));
-    }, timeoutMs);
-    proc.stderr?.setEncoding('utf8');
-    proc.stderr?.on('data', (s: string) => (out += s));
-    proc.stdout?.setEncoding('utf8');
-    proc.stdout?.on('data', (s: string) => {
-      out += s;
-      const line = out.split('\n').find((l) => l.startsWith(NULL_SERVER_MARKER));
-      if (!line) return;
-      clearTimeout(timer);
-      const [, port, offset] = line.trim().split(/\s+/);
-      resolve({ proc, baseUrl: `http://127.0.0.1:${port}`, offsetMs: Number(offset), stop });
-    });
-    proc.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`the null server exited (${signal ?? `code ${code}`}) before listening. Its output:\n${out.slice(-2000)}`));
-    });
-  });
+  const [port, offset] = c.payload.split(/\s+/);
+  return { pid: c.pid, baseUrl: `http://127.0.0.1:${port}`, offsetMs: Number(offset), stop: c.stop };
 }
 
 async function getJson<T>(url: string): Promise<T> {
@@ -308,7 +265,7 @@ export async function calibrateClient(opts: CalibrateOptions = {}): Promise<Clie
     wallSeconds: round((performance.now() - t0) / 1000, 2),
     cores: cpus().length,
     loadAverage1m: round(Math.max(load0, loadavg()[0] ?? 0), 2),
-    serverPid: child.proc.pid ?? -1,
+    serverPid: child.pid,
     verdict: '',
   };
   result.verdict = calibrationVerdict(result);

@@ -20,11 +20,12 @@
  * after this long, whatever `max_tokens` says).
  * Also `GET /v1/models`, `GET /health`, `GET /stats` (CPU of this process since the last call,
  * token events written), `GET /sent` (`{id: [sendEpochMs…]}` of finished streams, then forgotten).
- * Exits on SIGTERM/SIGINT or when stdin closes (the parent went away).
+ * Exits on SIGTERM/SIGINT or when its parent goes away (`watchParent` of src/proc/child.ts).
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chunkHead, chunkJson, errorBody, SSE_DONE, sseData, usageChunkJson, usageJson } from '../wire/chunks';
+import { watchParent } from '../proc/child';
 
 /** Served model name. */
 export const NULL_SERVER_MODEL = 'loadlab-null';
@@ -228,9 +229,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  process.stdin.on('end', stop);
-  process.stdin.on('error', stop);
-  process.stdin.resume();
+  watchParent(stop);
 }
 
 if (process.env.LOADLAB_NULL_SERVER_MAIN === '1') {

@@ -3,7 +3,7 @@
  * would by hand: check the port first, start it in its own process group, keep its log,
  * wait for `GET /health` to answer 200, and on the way out kill the whole group and wait
  * until the process is gone and the port is free. The server is tied to this Node process
- * (see `process-group.ts` for exactly how far that goes: `kill -9` of Node cannot be caught).
+ * (`process-group.ts` on exit and signals; `src/proc/orphan-guard.ts` when Node is SIGKILLed).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, writeSync, closeSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import type { ServerFlags } from '../sim/types';
 import { serveArgWarnings, toServeArgs } from './flags';
 import { httpGet } from './http-get';
+import { guardedSpawn } from '../proc/orphan-guard';
 import { diagnoseLaunchFailure, type LaunchFailureKind } from './launch-diagnosis';
 import { checkPort, freePort, waitPortFree } from './port';
 import { forgetGroup, groupAlive, killGroupOnExit, signalGroup, waitGroupGone } from './process-group';
@@ -79,9 +80,9 @@ const RING = 400;
 
 /**
  * Starts `<bin> serve <model> --host <host> --port <port> …flags` and resolves once it is healthy.
- * The server stops with this Node process (exit, SIGTERM, a kernel shutdown), but not when a
- * notebook cell is interrupted, and not when Node is killed with SIGKILL (a kernel restart
- * that hangs, the OOM killer): then run `pkill -f "vllm serve"` before launching again.
+ * The server stops with this Node process (exit, SIGTERM, a kernel shutdown or restart, and even
+ * SIGKILL or the OOM killer, through the orphan guard of `src/proc/orphan-guard.ts`: SIGTERM,
+ * then SIGKILL after `stopGraceMs`), but not when a notebook cell is interrupted.
  * Rejects with a `LaunchError` when the port is taken (checked before spawning), the binary or a
  * local model path is missing, the process exits early (with the cause recognised from its log),
  * or `startupTimeoutMs` passes (the server is stopped first).
@@ -126,9 +127,11 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
   };
   const logTail = (n = 40) => ring.slice(-n).join('\n');
 
-  const child = spawn(exe, argv.slice(1), {
+  // Under the orphan guard: its own process group, and gone when this process dies, even of SIGKILL.
+  const guarded = guardedSpawn(exe, argv.slice(1), graceMs);
+  const child = spawn(guarded.command, guarded.args, {
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: guarded.stdio,
     env: { ...process.env, PYTHONUNBUFFERED: '1', ...options.env },
   });
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
@@ -141,6 +144,7 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
   killGroupOnExit(pid, graceMs);
   // Let Node exit while the server runs; the exit handler then takes the server down with it.
   child.unref();
+  (child.stdio[3] as unknown as Socket | null)?.unref?.();
   for (const stream of [child.stdout, child.stderr]) {
     (stream as unknown as Socket).unref?.();
     createInterface({ input: stream! }).on('line', addLine);

@@ -11,9 +11,10 @@
  *   Node), the groups are killed the same way and the signal is re-raised. If someone else
  *   does listen (the tslab kernel turns SIGINT into "interrupt the cell"), the server is left
  *   running: an interrupted cell must not take the model server down;
- * - SIGKILL (`kill -9`, the OOM killer, a kernel restart that times out) cannot be caught.
- *   The server then outlives Node, keeps its port and GPU memory; stop it with
- *   `pkill -f "vllm serve"` (or `kill -- -<pgid>`, the pgid is the launch's `pid`).
+ * - SIGKILL (`kill -9`, the OOM killer, a kernel restart that times out) cannot be caught here.
+ *   `launchVllm` covers it with the orphan guard of `src/proc/orphan-guard.ts`: a watcher in the
+ *   server's group sees the pipe from Node close and kills the group (SIGTERM, then SIGKILL).
+ *   Should even that fail, stop it with `kill -- -<pgid>` (the pgid is the launch's `pid`).
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';

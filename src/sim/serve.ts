@@ -4,6 +4,7 @@
  * periodic `Engine 000:` stats line, and finally `LOADLAB_SIM_LISTENING <url>` (what
  * `startSim` waits for). Used by `src/sim/main.ts` (process entry) and `loadlab sim`.
  */
+import { watchParent } from '../proc/child';
 import { seededRng } from '../rng';
 import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '../server/flags';
 import { realClock } from './clock';
@@ -147,8 +148,8 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
 /**
  * Runs the simulator as this process's job: parse `argv` (`vllm serve` flags), print help or
  * serve, exit 0 on SIGTERM/SIGINT. A bad flag or configuration prints the reason to stderr
- * and sets exit code 1. With `LOADLAB_SIM_WATCH_STDIN=1` (set by `startSim`) it also exits
- * when stdin closes, so the simulator never outlives the process that started it.
+ * and sets exit code 1. Started by `startSim` (src/proc/child.ts), it also exits when its
+ * parent goes away (`watchParent`), so the simulator never outlives the process that started it.
  */
 export async function runSimProcess(argv: string[]): Promise<void> {
   let sim: RunningSim;
@@ -174,9 +175,5 @@ export async function runSimProcess(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  if (process.env.LOADLAB_SIM_WATCH_STDIN === '1') {
-    process.stdin.on('end', () => stop('parent went away (stdin closed)'));
-    process.stdin.on('error', () => stop('parent went away (stdin error)'));
-    process.stdin.resume();
-  }
+  watchParent(stop);
 }

@@ -3,20 +3,18 @@
  * src/sim/main.ts …`), so its real-time engine never shares an event loop with the
  * load generator. Works from notebooks, tests and scripts: paths come from the package
  * root, and tsx is resolved from the package's own node_modules.
+ *
+ * The child follows the kill policy of `src/proc/child.ts`: its own process group, so a
+ * notebook's "interrupt kernel" (SIGINT to the kernel's process group) leaves it running, and it
+ * exits when the kernel goes away in any way (restart, shutdown, SIGKILL).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { packageRoot } from '../paths';
+import { spawnChild } from '../proc/child';
 import { DEFAULT_MODEL, parseServeArgs, toServeArgs } from '../server/flags';
 import type { ServerFlags } from './types';
 
-/** The line the child prints once it listens (see serve.ts). */
-const MARKER = 'LOADLAB_SIM_LISTENING';
-/** Lines of output kept for `logTail`. */
-const KEEP_LINES = 2000;
+/** The line the child prints once it listens (`LISTENING_MARKER` of serve.ts, not imported: that would load the engine here). */
+const LISTENING_MARKER = 'LOADLAB_SIM_LISTENING';
 
 /** Options of `startSim`. */
 export interface StartSimOptions {
@@ -43,26 +41,10 @@ export interface SimHandle {
   /** Served model name to send as `model`. */
   model: string;
   pid: number;
-  /** SIGTERM, wait for exit (SIGKILL after 3 s). Safe to call twice. */
+  /** SIGTERM, SIGKILL after 3 s, wait until the process and its port are gone. Safe to call twice. */
   stop(): Promise<void>;
   /** The last `n` lines of the child's output (default 50). */
   logTail(n?: number): string;
-}
-
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const c of live) c.kill('SIGKILL');
-  });
-}
-
-/** The absolute `file:` URL of tsx's ESM loader inside this package's node_modules. */
-function tsxLoaderUrl(root: string): string {
-  return pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
 }
 
 /**
@@ -82,79 +64,18 @@ export function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
   } catch (err) {
     return Promise.reject(err);
   }
-  const root = packageRoot();
-  const args = ['--import', tsxLoaderUrl(root), join(root, 'src', 'sim', 'main.ts'), ...serveArgs];
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: { ...process.env, ...options.env, LOADLAB_SIM_WATCH_STDIN: '1' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  live.add(child);
-  installExitHook();
-  const lines: string[] = [];
-  const file: WriteStream | undefined = options.logFile ? createWriteStream(options.logFile, { flags: 'a' }) : undefined;
-  let exited = child.exitCode !== null;
-  const exitWaiters: Array<() => void> = [];
-  let onLine: ((l: string) => void) | undefined;
-  const collect = (stream: NodeJS.ReadableStream | null) => {
-    let partial = '';
-    stream?.setEncoding('utf8');
-    stream?.on('data', (chunk: string) => {
-      file?.write(chunk);
-      const parts = (partial + chunk).split('\n');
-      partial = parts.pop()!;
-      for (const l of parts) {
-        lines.push(l);
-        onLine?.(l);
-      }
-      if (lines.length > KEEP_LINES) lines.splice(0, lines.length - KEEP_LINES);
-    });
-  };
-  collect(child.stdout);
-  collect(child.stderr);
-  const logTail = (n = 50) => lines.slice(-n).join('\n');
-  child.on('exit', () => {
-    exited = true;
-    live.delete(child);
-    file?.end();
-    for (const w of exitWaiters.splice(0)) w();
-  });
-  const waitExit = (ms: number) => new Promise<boolean>((resolve) => {
-    if (exited) return resolve(true);
-    const t = setTimeout(() => resolve(false), ms);
-    exitWaiters.push(() => { clearTimeout(t); resolve(true); });
-  });
-  const stop = async () => {
-    if (exited) return;
-    child.kill('SIGTERM');
-    if (!(await waitExit(3000))) {
-      child.kill('SIGKILL');
-      await waitExit(5000);
-    }
-  };
-
-  return new Promise<SimHandle>((resolve, reject) => {
-    const timeoutMs = options.startupTimeoutMs ?? 30000;
-    const timer = setTimeout(() => {
-      void stop();
-      reject(new Error(`the simulator did not start within ${timeoutMs} ms (raise startupTimeoutMs on a slow machine). Its output:\n${logTail()}`));
-    }, timeoutMs);
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      // Let the last output arrive before quoting it.
-      setTimeout(() => reject(new Error(`the simulator ${why} before listening. Its output:\n${logTail()}`)), 50);
-    };
-    let started = false;
-    child.on('error', (err) => { if (!started) fail(`could not be started (${err.message})`); });
-    child.once('exit', (code, signal) => { if (!started) fail(`exited (${signal ?? `code ${code}`})`); });
-    onLine = (l) => {
-      if (!l.startsWith(MARKER)) return;
-      started = true;
-      clearTimeout(timer);
-      onLine = undefined;
-      child.unref();
-      for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
-      resolve({ baseUrl: l.slice(MARKER.length).trim(), model, pid: child.pid!, stop, logTail });
-    };
-  });
+  return spawnChild({
+    entry: join('src', 'sim', 'main.ts'),
+    args: serveArgs,
+    env: options.env ?? {},
+    marker: LISTENING_MARKER,
+    name: 'the simulator',
+    startupTimeoutMs: options.startupTimeoutMs ?? 30_000,
+    graceMs: 3000,
+    ...(options.logFile ? { logFile: options.logFile } : {}),
+    portOf: (url) => {
+      const u = new URL(url);
+      return { port: Number(u.port), host: u.hostname.replace(/^\[|\]$/g, '') };
+    },
+  }).then((c) => ({ baseUrl: c.payload, model, pid: c.pid, stop: c.stop, logTail: c.logTail }));
 }

@@ -4,11 +4,12 @@
  *   node --import tsx test/helpers/sse-server-main.ts '{"firstTokenDelayMs":200,"gapMs":20}'
  *
  * The argument is a {@link ServerConfig} as JSON (default `{}`). Prints `LISTENING <port>` on
- * stdout once it listens on 127.0.0.1. Stops on SIGTERM/SIGINT, and, when
- * `LOADLAB_SSE_EXIT_ON_STDIN_END=1` (set by `spawnScriptedServer`), when stdin closes, so it
+ * stdout once it listens on 127.0.0.1. Stops on SIGTERM/SIGINT, and, when started by
+ * `spawnScriptedServer`, when its parent goes away (`watchParent` of src/proc/child.ts), so it
  * never outlives the test process that started it.
  */
 
+import { watchParent } from '../../src/proc/child';
 import { startScriptedServer, type ServerConfig } from './sse-server';
 
 let config: ServerConfig;
@@ -31,9 +32,5 @@ const stop = (): void => {
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
-if (process.env.LOADLAB_SSE_EXIT_ON_STDIN_END === '1') {
-  process.stdin.on('end', stop);
-  process.stdin.on('error', stop);
-  process.stdin.resume();
-}
+watchParent(stop);
 process.stdout.write(`LISTENING ${server.port}\n`);

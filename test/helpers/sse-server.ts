@@ -22,11 +22,11 @@
  * timers do not share the client's event loop.
  */
 
-import { spawn } from 'child_process';
 import { once } from 'events';
 import { createServer, type ServerResponse } from 'http';
 import type { AddressInfo, Socket } from 'net';
 import { fileURLToPath } from 'url';
+import { spawnChild } from '../../src/proc/child';
 import { errorBody } from './sse-shapes';
 import { writeScriptedStream, type Script } from './sse-stream';
 
@@ -170,50 +170,27 @@ export async function startScriptedServer(config: ServerConfig = {}): Promise<Sc
 /**
  * Start a scripted server in a child process (`node --import tsx sse-server-main.ts '<json>'`),
  * so its timers run on their own event loop. Resolves once it prints `LISTENING <port>`.
- * The child exits when `close()` is called or when this process goes away.
+ * The child (`spawnChild` of src/proc/child.ts: its own process group) exits when `close()` is
+ * called or when this process goes away.
  * @param startTimeoutMs give up if the child has not started by then; default 15_000.
  */
 export async function spawnScriptedServer(config: ServerConfig = {}, startTimeoutMs = 15_000): Promise<ScriptedServer> {
-  const main = fileURLToPath(new URL('./sse-server-main.ts', import.meta.url));
-  const root = fileURLToPath(new URL('../..', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', main, JSON.stringify(config)], {
-    cwd: root,
-    stdio: ['pipe', 'pipe', 'pipe'],
-    env: { ...process.env, LOADLAB_SSE_EXIT_ON_STDIN_END: '1' },
+  const child = await spawnChild({
+    entry: fileURLToPath(new URL('./sse-server-main.ts', import.meta.url)),
+    args: [JSON.stringify(config)],
+    marker: 'LISTENING',
+    name: 'the scripted server',
+    startupTimeoutMs: startTimeoutMs,
+    portOf: (payload) => ({ port: Number(payload) }),
   });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`scripted server did not start within ${startTimeoutMs} ms: ${stderr}`));
-    }, startTimeoutMs);
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /LISTENING (\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`scripted server exited with code ${code} before listening: ${stderr}`));
-    });
-  });
+  const port = Number(child.payload);
   const url = `http://127.0.0.1:${port}`;
   return {
     url,
     port,
     routeUrl: (name) => `${url}/${name}`,
     stats: async () => (await (await fetch(`${url}/stats`)).json()) as ServerStats,
-    close: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
+    close: child.stop,
   };
 }
 
