@@ -35,9 +35,9 @@ export function stableJson(v: unknown): string {
   return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
 }
 
-/** `simulated LoadLab server 0.19.0` / `real vLLM 0.11.0` / `other server`, for messages and labels. */
+/** `simulated LoadLab server 0.19.0` / `vLLM server (not simulated) 0.11.0` / `other server`, for messages. */
 export function describeServer(t: { kind?: string; simulated?: boolean; serverVersion?: string }): string {
-  const what = t.simulated ? 'simulated LoadLab server' : t.kind === 'vllm' ? 'real vLLM' : t.kind === 'sim' ? 'LoadLab simulator' : 'other server';
+  const what = t.simulated ? 'simulated LoadLab server' : t.kind === 'vllm' ? 'vLLM server (not simulated)' : t.kind === 'sim' ? 'LoadLab simulator' : 'other server';
   return t.serverVersion ? `${what} ${t.serverVersion}` : what;
 }
 
@@ -60,9 +60,14 @@ export function savedPointDiffers(saved: RunManifest, now: CurrentServer, load: 
   if (t.model !== now.model) diffs.push(`model ${String(t.model)} (now ${now.model})`);
   if (t.mode !== undefined && now.mode !== undefined && t.mode !== now.mode) diffs.push(`target mode ${String(t.mode)} (now ${now.mode})`);
   if (t.maxModelLen !== p.maxModelLen) diffs.push(`max_model_len ${String(t.maxModelLen)} (now ${String(p.maxModelLen)})`);
-  const wasCache = stableJson(t.cacheConfig ?? null);
-  const nowCache = stableJson(p.cacheConfig ?? null);
-  if (wasCache !== nowCache) diffs.push(`cache config ${wasCache} (now ${nowCache})`);
+  const wasCache = (t.cacheConfig ?? undefined) as Record<string, string> | undefined;
+  const nowCache = p.cacheConfig;
+  if (!wasCache !== !nowCache) diffs.push(`${wasCache ? 'a' : 'no'} vllm:cache_config_info (now ${nowCache ? 'one' : 'none'})`);
+  else if (wasCache && nowCache) {
+    for (const k of new Set([...Object.keys(wasCache), ...Object.keys(nowCache)])) {
+      if (wasCache[k] !== nowCache[k]) diffs.push(`${k} ${String(wasCache[k])} (now ${String(nowCache[k])})`);
+    }
+  }
   const wasFlags = stableJson(t.flags ?? {});
   const nowFlags = stableJson(now.flags ?? {});
   if (wasFlags !== nowFlags) diffs.push(`server flags ${wasFlags} (now ${nowFlags})`);
