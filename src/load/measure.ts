@@ -78,6 +78,7 @@ async function currentServer(target: MeasureTarget, apiKey?: string): Promise<{ 
     ...(probe.cacheConfig ? { cacheConfig: probe.cacheConfig } : {}),
     ...(probe.maxModelLen !== undefined ? { maxModelLen: probe.maxModelLen } : {}),
     ...(probe.models ? { models: probe.models } : {}),
+    simulated: probe.simulated,
   };
   return { probe, check: assertFlagsMatch(target.flags ?? {}, seen, target.model || probe.model || '') };
 }

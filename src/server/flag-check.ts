@@ -18,7 +18,7 @@
  * and `block_size` (some attention backends force another) are checked only when requested.
  */
 import type { ServerFlags } from '../sim/types';
-import { toServeArgs } from './flags';
+import { SERVE_FLAGS, toServeArgs } from './flags';
 
 /** What a server reports about itself (a subset of `EffectiveConfig` / `TargetProbe`). */
 export interface ReportedConfig {
@@ -28,6 +28,8 @@ export interface ReportedConfig {
   maxModelLen?: number;
   /** Served model ids. */
   models?: string[];
+  /** The server says it is LoadLab's simulator (which alone knows the simulator-only flags). */
+  simulated?: boolean;
 }
 
 /** Result of `compareFlags`. */
@@ -72,7 +74,8 @@ function argsOf(key: keyof ServerFlags, value: unknown): string {
 
 /**
  * Compare requested flags with what the server reports. Pure; never throws.
- * A simulator-only flag (e.g. `preemptionMode`) counts as unverified.
+ * A simulator-only flag (e.g. `preemptionMode`) is a mismatch on any other server, and unverified
+ * on the simulator.
  */
 export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagCheck {
   const out: FlagCheck = { mismatches: [], unverified: [], verified: [] };
@@ -94,7 +97,10 @@ export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagChec
       seenValue = seen.cacheConfig?.[label];
     }
     const want = asLabel(value);
-    if (seenValue === undefined) {
+    const simOnly = SERVE_FLAGS.find((f) => f.key === key)?.vllm === false;
+    if (simOnly && !seen.simulated) {
+      out.mismatches.push(`${String(key)}=${want} exists only in LoadLab's simulator (vLLM has no such flag), so this point cannot be measured on this server; skip it`);
+    } else if (seenValue === undefined) {
       if (requested) out.unverified.push(argsOf(key, value));
     } else if (sameValue(seenValue, want)) {
       out.verified.push(`${label}=${seenValue}`);

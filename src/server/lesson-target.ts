@@ -77,6 +77,7 @@ function reported(config: EffectiveConfig): ReportedConfig {
     ...(config.cacheConfig ? { cacheConfig: config.cacheConfig } : {}),
     ...(config.models[0]?.maxModelLen !== undefined ? { maxModelLen: config.models[0].maxModelLen } : {}),
     models: config.models.map((m) => m.id),
+    simulated: config.simulated,
   };
 }
 
