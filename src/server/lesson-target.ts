@@ -8,8 +8,10 @@
  *   in `launcher.ts`), and restarts it with new flags when a lesson needs them.
  * - neither → LoadLab's **simulated** vLLM server, a separate process (`startSim`).
  */
+import { checkLessonFits, type LessonFit } from '../load/lesson-check';
 import { startSim } from '../sim/start';
 import type { ServerFlags } from '../sim/types';
+import type { RequestSpec } from '../types';
 import { recordEffectiveConfig, type EffectiveConfig } from './effective-config';
 import { assertFlagsMatch, compareFlags, serveLine, unverifiedNote, type ReportedConfig } from './flag-check';
 import { launchVllm } from './launcher';
@@ -38,6 +40,12 @@ export interface LessonTarget {
    * a visible flag differs; flags it cannot see are named in `notes`.
    */
   restart(flags: ServerFlags): Promise<void>;
+  /**
+   * Before a lesson's first point: throw, naming the `vllm serve --max-model-len` fix, when any of
+   * `requests` (prompt with the chat template + max_tokens) exceeds the server's `max_model_len`
+   * (see `checkLessonFits`). Sends no load.
+   */
+  checkFits(requests: readonly RequestSpec[]): Promise<LessonFit>;
   /** Stop what LoadLab started. Safe to call twice; a no-op for `external`. */
   stop(): Promise<void>;
   /** The server's last log lines (empty for `external`). */
@@ -176,6 +184,9 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
       running = await startFor(mode, flags, opts, env);
       ({ baseUrl, model } = running);
       config = await describe();
+    },
+    checkFits(requests: readonly RequestSpec[]) {
+      return checkLessonFits({ baseUrl, model, flags }, requests, env.LOADLAB_API_KEY ? { apiKey: env.LOADLAB_API_KEY } : {});
     },
     async stop() {
       await running?.stop();
