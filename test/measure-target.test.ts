@@ -4,6 +4,8 @@
  * before load. Real servers on 127.0.0.1: LoadLab's simulator (two of them) and a scripted SSE server.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +39,27 @@ const point = (name: string, extra: Record<string, unknown> = {}) => ({
   lesson: 'reuse', name, root, requests: 2, shape: closedLoop(1),
   workload: [makeRequest('hi', { maxTokens: 3 })], sampleMetrics: false, progress: false, ...extra,
 });
+
+/**
+ * A pass-through HTTP proxy in front of `upstream` that counts completion requests (POST
+ * `/v1/chat/completions` or `/v1/completions`), including any the server would reject.
+ */
+async function countingProxy(upstream: string): Promise<{ url: string; generations: () => number; close: () => Promise<void> }> {
+  let generations = 0;
+  const up = new URL(upstream);
+  const server: Server = createServer((req, res) => {
+    if (req.method === 'POST' && /\/v1\/(chat\/)?completions$/.test(req.url ?? '')) generations++;
+    const fwd = httpRequest({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    fwd.on('error', () => res.destroy());
+    req.pipe(fwd);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, generations: () => generations, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
 
 /** Completion requests the simulator has admitted (`vllm:prompt_tokens_total` > 0 once any was). */
 async function promptTokensServed(sim: SimHandle): Promise<number> {
@@ -94,14 +117,24 @@ describe('external mode (LOADLAB_BASE_URL): the server must report the requested
 describe('max_model_len: a lesson too long for the server stops before load', () => {
   const long = makeRequest(LONG_PROMPT, { maxTokens: 10, tag: 'long' });
 
-  it('checkLessonFits names the vllm serve flag; measure of such a point sends no request', async () => {
-    const before = await promptTokensServed(simB);
-    await expect(checkLessonFits({ baseUrl: simB.baseUrl, model: simB.model }, [makeRequest('hi', { maxTokens: 8 }), long])).rejects.toThrow(
-      /max_model_len 2048[\s\S]*'long' request has a prompt of \d+ tokens and max_tokens 10[\s\S]*vllm serve other-model --max-model-len \d+/,
-    );
-    await expect(measure({ baseUrl: simB.baseUrl, model: simB.model }, point('too-long', { workload: [long] }))).rejects.toThrow(/--max-model-len/);
-    expect(await promptTokensServed(simB)).toBe(before);
-    const fits = await checkLessonFits({ baseUrl: simB.baseUrl, model: simB.model }, [makeRequest('hi', { maxTokens: 8 })]);
-    expect(fits).toMatchObject({ checked: 1, maxModelLen: 2048 });
+  it('checkLessonFits / target.checkFits name the vllm serve flag; measure of such a point sends no request', async () => {
+    const proxy = await countingProxy(simB.baseUrl);
+    try {
+      const lessonRequests = [makeRequest('hi', { maxTokens: 8 }), long];
+      await expect(checkLessonFits({ baseUrl: proxy.url, model: simB.model }, lessonRequests)).rejects.toThrow(
+        /max_model_len 2048[\s\S]*'long' request has a prompt of \d+ tokens and max_tokens 10[\s\S]*vllm serve other-model --max-model-len \d+/,
+      );
+      const target = await openTarget({ env: { LOADLAB_BASE_URL: proxy.url } });
+      await expect(target.checkFits(lessonRequests)).rejects.toThrow(/--max-model-len/);
+      await expect(measure({ baseUrl: proxy.url, model: simB.model }, point('too-long', { workload: [long] }))).rejects.toThrow(/--max-model-len/);
+      expect(proxy.generations()).toBe(0);
+      const fits = await target.checkFits([makeRequest('hi', { maxTokens: 8 })]);
+      expect(fits).toMatchObject({ checked: 1, maxModelLen: 2048 });
+      // The proxy does count: a fitting point goes through it.
+      await measure({ baseUrl: proxy.url, model: simB.model }, point('fits'));
+      expect(proxy.generations()).toBe(2);
+    } finally {
+      await proxy.close();
+    }
   }, 60_000);
 });
