@@ -44,9 +44,9 @@ const point = (name: string, extra: Record<string, unknown> = {}) => ({
  * A pass-through HTTP proxy in front of `upstream` that counts completion requests (POST
  * `/v1/chat/completions` or `/v1/completions`), including any the server would reject.
  */
-async function countingProxy(upstream: string): Promise<{ url: string; generations: () => number; close: () => Promise<void> }> {
+async function countingProxy(upstream: string): Promise<{ url: string; generations: () => number; setUpstream: (u: string) => void; close: () => Promise<void> }> {
   let generations = 0;
-  const up = new URL(upstream);
+  let up = new URL(upstream);
   const server: Server = createServer((req, res) => {
     if (req.method === 'POST' && /\/v1\/(chat\/)?completions$/.test(req.url ?? '')) generations++;
     const fwd = httpRequest({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
@@ -58,14 +58,12 @@ async function countingProxy(upstream: string): Promise<{ url: string; generatio
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, generations: () => generations, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** Completion requests the simulator has admitted (`vllm:prompt_tokens_total` > 0 once any was). */
-async function promptTokensServed(sim: SimHandle): Promise<number> {
-  const text = await (await fetch(`${sim.baseUrl}/metrics`)).text();
-  const m = /^vllm:prompt_tokens_total\{[^}]*\} ([\d.e+]+)/m.exec(text);
-  return m ? Number(m[1]) : NaN;
+  return {
+    url,
+    generations: () => generations,
+    setUpstream: (u) => (up = new URL(u)),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('measure: a saved point is reused only on the same server', () => {
@@ -92,25 +90,39 @@ describe('measure: a saved point is reused only on the same server', () => {
 
 describe('external mode (LOADLAB_BASE_URL): the server must report the requested flags', () => {
   it('restart() and measure() stop before load with the vllm serve line; unverifiable flags are named', async () => {
-    const target = await openTarget({ env: { LOADLAB_BASE_URL: simA.baseUrl } });
-    expect(target.mode).toBe('external');
-    const before = await promptTokensServed(simA);
-    await expect(target.restart({ enablePrefixCaching: false })).rejects.toThrow(
-      /enable_prefix_caching=True, but this lesson asks for False[\s\S]*vllm serve \S+ --no-enable-prefix-caching/,
-    );
-    await expect(measure(target, point('ext-nocache'))).rejects.toThrow(/vllm serve \S+ --no-enable-prefix-caching/);
-    await expect(target.restart({ maxModelLen: 8192 })).rejects.toThrow(/max_model_len=2048[\s\S]*--max-model-len 8192/);
-    expect(await promptTokensServed(simA)).toBe(before);
+    // The proxy stands for the learner's vLLM at a fixed URL; "restarting vLLM" = pointing it at a new simulator.
+    const proxy = await countingProxy(simA.baseUrl);
+    let restarted: SimHandle | undefined;
+    try {
+      const target = await openTarget({ env: { LOADLAB_BASE_URL: proxy.url } });
+      expect(target.mode).toBe('external');
+      await expect(target.restart({ enablePrefixCaching: false })).rejects.toThrow(
+        /enable_prefix_caching=True, but this lesson asks for False[\s\S]*vllm serve \S+ --no-enable-prefix-caching/,
+      );
+      expect(target.flags).toEqual({}); // a refused restart leaves the previous flags in effect
+      await expect(measure({ baseUrl: proxy.url, model: target.model, mode: 'external', flags: { enablePrefixCaching: false } }, point('ext-nocache')))
+        .rejects.toThrow(/vllm serve \S+ --no-enable-prefix-caching/);
+      await expect(target.restart({ maxModelLen: 8192 })).rejects.toThrow(/max_model_len=2048[\s\S]*--max-model-len 8192/);
+      // Hidden flags changed but the server process did not (same start time in /metrics): not restarted.
+      await expect(target.restart({ maxNumSeqs: 32, maxModelLen: 2048 })).rejects.toThrow(/same server process[\s\S]*vllm serve \S+ --max-model-len 2048 --max-num-seqs 32/);
+      expect(proxy.generations()).toBe(0);
 
-    await target.restart({ maxNumSeqs: 32, maxModelLen: 2048 });
-    expect(target.notes.join(' ')).toMatch(/not verified: --max-num-seqs 32/);
-    const run = await measure(target, point('ext-seqs32'));
-    expect(run.resumed).toBe(false);
-    const manifest = JSON.parse(readFileSync(join(run.dir, 'manifest.json'), 'utf8'));
-    expect(manifest.target.mode).toBe('external');
-    expect(manifest.target.unverifiedFlags).toEqual(['--max-num-seqs 32']);
-    expect(manifest.target.verifiedFlags).toContain('max_model_len=2048');
-    expect(manifest.notes.join(' ')).toMatch(/not verified: --max-num-seqs 32/);
+      restarted = await startSim({ flags: { maxModelLen: 2048, maxNumSeqs: 32 } });
+      proxy.setUpstream(restarted.baseUrl);
+      await target.restart({ maxNumSeqs: 32, maxModelLen: 2048 });
+      expect(target.notes.join(' ')).toMatch(/not verified: --max-num-seqs 32/);
+      const run = await measure(target, point('ext-seqs32'));
+      expect(run.resumed).toBe(false);
+      const manifest = JSON.parse(readFileSync(join(run.dir, 'manifest.json'), 'utf8'));
+      expect(manifest.target.mode).toBe('external');
+      expect(manifest.target.flags).toEqual({ maxNumSeqs: 32, maxModelLen: 2048 });
+      expect(manifest.target.unverifiedFlags).toEqual(['--max-num-seqs 32']);
+      expect(manifest.target.verifiedFlags).toContain('max_model_len=2048');
+      expect(manifest.notes.join(' ')).toMatch(/not verified: --max-num-seqs 32/);
+    } finally {
+      await proxy.close();
+      await restarted?.stop();
+    }
   }, 60_000);
 });
 

@@ -1,6 +1,6 @@
 /** compareFlags / assertFlagsMatch: requested flags against what a server reports (pure). */
 import { describe, expect, it } from 'vitest';
-import { assertFlagsMatch, compareFlags, serveLine, unverifiedNote } from '../src/server/flag-check';
+import { assertFlagsMatch, assertRestartedForHidden, compareFlags, serveLine, unverifiedNote } from '../src/server/flag-check';
 
 const cacheConfig = { block_size: '16', enable_prefix_caching: 'True', gpu_memory_utilization: '0.92', num_gpu_blocks_override: 'None' };
 
@@ -29,5 +29,12 @@ describe('compareFlags', () => {
       /gpu_memory_utilization=0.92, but this lesson asks for 0.4; the server runs with max_model_len=8192, but this lesson asks for 4096[\s\S]*\n  vllm serve Qwen\/Q --max-model-len 4096 --gpu-memory-utilization 0.4\n/,
     );
     expect(serveLine('', {})).toBe('vllm serve <model>');
+  });
+
+  it('assertRestartedForHidden: hidden flags changed on the same server process throws; a new start time passes', () => {
+    expect(() => assertRestartedForHidden({}, { maxNumSeqs: 32 }, { startedAtS: 100 }, 100, 'm')).toThrow(/same server process[\s\S]*vllm serve m --max-num-seqs 32/);
+    expect(() => assertRestartedForHidden({}, { maxNumSeqs: 32 }, { startedAtS: 160 }, 100, 'm')).not.toThrow();
+    expect(() => assertRestartedForHidden({}, { maxNumSeqs: 32 }, {}, undefined, 'm')).not.toThrow(); // start time unknown: notes only
+    expect(() => assertRestartedForHidden({ maxNumSeqs: 32 }, { maxNumSeqs: 32, maxModelLen: 4096 }, { startedAtS: 100, maxModelLen: 4096 }, 100, 'm')).not.toThrow();
   });
 });

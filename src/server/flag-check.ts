@@ -30,6 +30,8 @@ export interface ReportedConfig {
   models?: string[];
   /** The server says it is LoadLab's simulator (which alone knows the simulator-only flags). */
   simulated?: boolean;
+  /** When the serving process started, epoch s (`EffectiveConfig.startedAtS`): tells a restart. */
+  startedAtS?: number;
 }
 
 /** Result of `compareFlags`. */
@@ -140,4 +142,24 @@ export function unverifiedNote(check: FlagCheck): string {
     ? `Not visible on the server (/metrics, /v1/models), so not verified: ${check.unverified.join(', ')}. ` +
         'The numbers are labelled with these flags on trust: make sure vLLM was started with them.'
     : '';
+}
+
+/**
+ * Throw when flags the server cannot show differ from the last accepted ones (`prev`) while the
+ * server is still the same process (its start time `startedAtS` did not change): it was not
+ * restarted, so it still runs the old flags. Where the start time is unknown (no `/metrics`),
+ * nothing is thrown and the flags stay named as unverified.
+ * @param before the server's `startedAtS` when `prev` was accepted.
+ */
+export function assertRestartedForHidden(prev: ServerFlags, next: ServerFlags, seen: ReportedConfig, before: number | undefined, model: string): void {
+  const hidden = (f: ServerFlags) => compareFlags(f, seen).unverified.sort().join(' ');
+  const was = hidden(prev);
+  const now = hidden(next);
+  if (was === now || before === undefined || seen.startedAtS === undefined || seen.startedAtS !== before) return;
+  throw new Error(
+    `This lesson now needs ${now || "vLLM's defaults for"} flags the server cannot show (before: ${was || 'none'}), but it is the ` +
+      `same server process as before (started ${new Date(before * 1000).toISOString()}), so it still runs the old ones. ` +
+      `Stop vLLM and start it as:\n  ${serveLine(model, next)}\nthen run this cell again. (LoadLab can only tell a restart ` +
+      'by the process start time in /metrics: if vLLM already ran with these flags, restart it anyway.)',
+  );
 }

@@ -13,7 +13,7 @@ import { startSim } from '../sim/start';
 import type { ServerFlags } from '../sim/types';
 import type { RequestSpec } from '../types';
 import { recordEffectiveConfig, type EffectiveConfig } from './effective-config';
-import { assertFlagsMatch, compareFlags, serveLine, unverifiedNote, type ReportedConfig } from './flag-check';
+import { assertFlagsMatch, assertRestartedForHidden, compareFlags, serveLine, unverifiedNote, type ReportedConfig } from './flag-check';
 import { launchVllm } from './launcher';
 
 /** Which kind of server a lesson talks to. */
@@ -37,7 +37,9 @@ export interface LessonTarget {
   /**
    * Restart with other flags (a new simulator or vLLM process). For `external`, LoadLab cannot
    * restart the server: this re-reads what it reports and throws, with the `vllm serve` line, when
-   * a visible flag differs; flags it cannot see are named in `notes`.
+   * a visible flag differs, or when flags it cannot see changed but the server process did not
+   * (same start time in `/metrics`); those flags are named in `notes` as unverified. On a throw
+   * the previous flags stay in effect.
    */
   restart(flags: ServerFlags): Promise<void>;
   /**
@@ -86,6 +88,7 @@ function reported(config: EffectiveConfig): ReportedConfig {
     ...(config.models[0]?.maxModelLen !== undefined ? { maxModelLen: config.models[0].maxModelLen } : {}),
     models: config.models.map((m) => m.id),
     simulated: config.simulated,
+    ...(config.startedAtS !== undefined ? { startedAtS: config.startedAtS } : {}),
   };
 }
 
@@ -171,15 +174,20 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
     },
     notes,
     async restart(next: ServerFlags) {
-      flags = { ...next };
-      notes.length = 0;
       if (mode === 'external') {
-        config = await describe();
         // Stop "Run All" here rather than measure an unchanged server under the new flags' label.
-        assertFlagsMatch(flags, reported(config), model);
+        // The flags are accepted only once the server shows them (or, for hidden ones, was restarted).
+        const now = await describe();
+        assertFlagsMatch(next, reported(now), model);
+        assertRestartedForHidden(flags, next, reported(now), config.startedAtS, model);
+        config = now;
+        flags = { ...next };
+        notes.length = 0;
         notes.push(...externalNotes());
         return;
       }
+      flags = { ...next };
+      notes.length = 0;
       await running?.stop();
       running = await startFor(mode, flags, opts, env);
       ({ baseUrl, model } = running);
