@@ -3,16 +3,23 @@
  * A point whose folder already holds a complete run is read back instead of measured again,
  * so re-running a notebook after a crash or an interrupted kernel continues where it stopped;
  * `force: true` (or `LOADLAB_FORCE=1`, which `loadlab lessons` sets) measures it again.
- * A saved point measured with another load (shape, request count, warm-up) or other server
- * flags is measured again. An incomplete folder is moved aside by the run store and measured afresh.
+ * A saved point measured with another load (shape, request count, warm-up), against another
+ * server (kind, simulated or not, version, model) or another effective config (`max_model_len`,
+ * cache config, requested flags) is measured again (`reuse.ts`): a point saved on the simulator is
+ * never reused against a real GPU. An incomplete folder is moved aside by the run store and measured afresh.
+ * Against an external server (`mode: 'external'`, the user started vLLM), the flags the server
+ * reports are checked first: a difference throws with the `vllm serve` line to restart with,
+ * before any load; flags it cannot show are named in the manifest (`target.unverifiedFlags`, notes).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromRoot } from '../paths';
 import { loadRun } from '../run/loader';
 import { isRunComplete } from '../run/store';
-import type { RunManifest } from '../run/manifest';
+import { assertFlagsMatch, unverifiedNote, type FlagCheck } from '../server/flag-check';
+import { probeTarget, type TargetProbe } from '../server/probe';
 import type { ServerFlags } from '../sim/types';
+import { describeServer, savedPointDiffers } from './reuse';
 import { describeShape } from './shapes';
 import { resolveRunOptions } from './validate';
 import type { MetricsSample } from '../types';
@@ -25,6 +32,7 @@ export interface MeasureTarget {
   model: string;
   simulated?: boolean;
   flags?: ServerFlags;
+  /** `sim`, `launched` or `external`; `external` (a server LoadLab did not start) has its flags checked first. */
   mode?: string;
   /** The server's recent log lines; saved as `server.log` in the run folder when given. */
   logTail?(n?: number): string;
@@ -62,40 +70,38 @@ export function notebookProgress(label: string, everyMs = 3000): (p: Progress) =
   };
 }
 
-function stableJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
-}
-
-/** Why a saved point is not this point (other load or other server flags), or '' when it is. */
-function savedPointDiffers(saved: RunManifest, target: MeasureTarget, load: Omit<MeasureOptions, 'lesson' | 'name' | 'force' | 'root'>): string {
-  const ro = resolveRunOptions({ ...load, baseUrl: target.baseUrl });
-  const was = (saved.load?.options ?? {}) as Record<string, unknown>;
-  const now = { label: describeShape(ro.shape), requests: ro.n, warmup: ro.warmup };
-  const diffs: string[] = [];
-  for (const [k, v] of Object.entries(now)) if (was[k] !== v) diffs.push(`${k} ${String(was[k])} (now ${String(v)})`);
-  const wasFlags = stableJson(saved.target?.flags ?? {});
-  const nowFlags = stableJson(target.flags ?? {});
-  if (wasFlags !== nowFlags) diffs.push(`server flags ${wasFlags} (now ${nowFlags})`);
-  return diffs.join(', ');
+/** Probe the server now; for an external server, throw unless it reports the requested flags. */
+async function currentServer(target: MeasureTarget, apiKey?: string): Promise<{ probe: TargetProbe; check?: FlagCheck }> {
+  const probe = await probeTarget(target.baseUrl, apiKey, target.model ? { model: target.model } : {});
+  if (target.mode !== 'external' || !probe.reachable) return { probe };
+  const seen = {
+    ...(probe.cacheConfig ? { cacheConfig: probe.cacheConfig } : {}),
+    ...(probe.maxModelLen !== undefined ? { maxModelLen: probe.maxModelLen } : {}),
+    ...(probe.models ? { models: probe.models } : {}),
+    simulated: probe.simulated,
+  };
+  return { probe, check: assertFlagsMatch(target.flags ?? {}, seen, target.model || probe.model || '') };
 }
 
 /**
  * Measure one load point of a lesson against `target` (or reuse its complete saved run).
  * Samples the server's `/metrics` during the run by default (and `nvidia-smi` on a real GPU).
+ * Throws before any load when an external server reports other flags than `target.flags`.
  */
 export async function measure(target: MeasureTarget, opts: MeasureOptions): Promise<MeasureResult> {
   const { lesson, name, force, root, ...load } = opts;
   const dir = join(root ?? fromRoot('data'), lesson, name);
   const redo = force ?? process.env.LOADLAB_FORCE === '1';
+  const apiKey = load.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
+  const { probe, check } = await currentServer(target, apiKey);
   if (!redo && isRunComplete(dir)) {
     const saved = loadRun(dir);
-    const changed = savedPointDiffers(saved.manifest, target, load);
+    const ro = resolveRunOptions({ ...load, baseUrl: target.baseUrl });
+    const now = { probe, model: target.model || probe.model || '', ...(target.flags ? { flags: target.flags as Record<string, unknown> } : {}), ...(target.mode ? { mode: target.mode } : {}) };
+    const changed = savedPointDiffers(saved.manifest, now, { label: describeShape(ro.shape), requests: ro.n, warmup: ro.warmup });
     if (changed) console.log(`[${name}] the run saved in ${dir} was measured with ${changed}; measuring again.`);
     if (saved.summary && !changed) {
-      console.log(`[${name}] reusing the complete run saved in ${dir} (measured ${saved.manifest.startedAt}); pass force: true or set LOADLAB_FORCE=1 to measure again.`);
+      console.log(`[${name}] reusing the complete run saved in ${dir} (measured ${saved.manifest.startedAt} on a ${describeServer(saved.manifest.target)}); pass force: true or set LOADLAB_FORCE=1 to measure again.`);
       return {
         dir,
         manifest: saved.manifest,
@@ -108,7 +114,13 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
       };
     }
   }
-  const extraTarget = { ...(target.flags ? { flags: target.flags as Record<string, unknown> } : {}), ...(target.mode ? { mode: target.mode } : {}) };
+  const note = check ? unverifiedNote(check) : '';
+  if (note) console.log(`[${name}] ${note}`);
+  const extraTarget = {
+    ...(target.flags ? { flags: target.flags as Record<string, unknown> } : {}),
+    ...(target.mode ? { mode: target.mode } : {}),
+    ...(check ? { verifiedFlags: check.verified, unverifiedFlags: check.unverified } : {}),
+  };
   const run = await runLoad({
     sampleMetrics: true,
     sampleGpu: target.simulated === false,
@@ -122,6 +134,7 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
     name,
     manifestExtra: {
       ...(load.manifestExtra ?? {}),
+      ...(note ? { notes: [...(load.manifestExtra?.notes ?? []), note] } : {}),
       target: { ...(load.manifestExtra?.target ?? {}), ...extraTarget } as never,
     },
   });

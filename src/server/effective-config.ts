@@ -36,6 +36,13 @@ export interface EffectiveConfig {
   cacheConfig?: Record<string, string>;
   /** The parsed cache fields (blocks, block size, KV capacity in tokens …). */
   cache: CacheConfigSummary;
+  /**
+   * When the serving process started, epoch seconds: `process_start_time_seconds`, else the
+   * earliest `vllm:*_created` sample (prometheus_client stamps each metric when vLLM creates it at
+   * engine start, `vllm/v1/metrics/loggers.py`). Changes when the server is restarted; undefined
+   * when `/metrics` shows neither.
+   */
+  startedAtS?: number;
   /** True only when the server says it is LoadLab's simulator. */
   simulated: boolean;
   /** `sim`, `vllm` (vLLM series or an `owned_by: vllm` card), or `other`. */
@@ -60,6 +67,18 @@ function parseJson(r: GetResult | undefined): Record<string, unknown> | undefine
   } catch {
     return undefined;
   }
+}
+
+/** `process_start_time_seconds`, else the earliest `vllm:*_created` sample; undefined if neither. */
+function startedAtS(families: readonly MetricFamily[]): number | undefined {
+  let earliest: number | undefined;
+  for (const f of families) {
+    for (const x of f.samples) {
+      if (x.name === 'process_start_time_seconds' && Number.isFinite(x.value)) return x.value;
+      if (x.name.startsWith('vllm:') && x.name.endsWith('_created') && Number.isFinite(x.value)) earliest = Math.min(earliest ?? x.value, x.value);
+    }
+  }
+  return earliest;
 }
 
 /**
@@ -101,6 +120,8 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
       problems.push(`GET /metrics: ${(err as Error).message}`);
     }
   }
+  const started = startedAtS(families);
+  if (started !== undefined) out.startedAtS = started;
   out.cacheConfig = cacheConfigInfo(families);
   if (!out.cacheConfig) delete out.cacheConfig;
   out.cache = summarizeCacheConfig(out.cacheConfig);

@@ -2,16 +2,18 @@
  * The server a lesson measures, chosen from the environment, so the same notebook runs on a
  * laptop and on a GPU box:
  * - `LOADLAB_BASE_URL` set → an **external** server the user started (real vLLM, usually).
- *   LoadLab cannot change its flags; `restart(flags)` explains which flags to start it with
- *   and checks the ones `/metrics` shows.
+ *   LoadLab cannot change its flags; `restart(flags)` checks the ones the server shows
+ *   (`/metrics`, `/v1/models`) and throws with the `vllm serve` line to restart with when they differ.
  * - `LOADLAB_VLLM_MODEL` set → LoadLab **launches** `vllm serve <model>` itself (the launcher
  *   in `launcher.ts`), and restarts it with new flags when a lesson needs them.
  * - neither → LoadLab's **simulated** vLLM server, a separate process (`startSim`).
  */
+import { checkLessonFits, type LessonFit } from '../load/lesson-check';
 import { startSim } from '../sim/start';
 import type { ServerFlags } from '../sim/types';
+import type { RequestSpec } from '../types';
 import { recordEffectiveConfig, type EffectiveConfig } from './effective-config';
-import { toServeArgs } from './flags';
+import { assertFlagsMatch, assertRestartedForHidden, compareFlags, serveLine, unverifiedNote, type ReportedConfig } from './flag-check';
 import { launchVllm } from './launcher';
 
 /** Which kind of server a lesson talks to. */
@@ -32,8 +34,20 @@ export interface LessonTarget {
   readonly config: EffectiveConfig;
   /** Plain-language notes for the reader, e.g. flags that could not be applied or checked. */
   readonly notes: string[];
-  /** Restart with other flags (a new simulator or vLLM process; for `external`, instructions only). */
+  /**
+   * Restart with other flags (a new simulator or vLLM process). For `external`, LoadLab cannot
+   * restart the server: this re-reads what it reports and throws, with the `vllm serve` line, when
+   * a visible flag differs, or when flags it cannot see changed but the server process did not
+   * (same start time in `/metrics`); those flags are named in `notes` as unverified. On a throw
+   * the previous flags stay in effect.
+   */
   restart(flags: ServerFlags): Promise<void>;
+  /**
+   * Before a lesson's first point: throw, naming the `vllm serve --max-model-len` fix, when any of
+   * `requests` (prompt with the chat template + max_tokens) exceeds the server's `max_model_len`
+   * (see `checkLessonFits`). Sends no load.
+   */
+  checkFits(requests: readonly RequestSpec[]): Promise<LessonFit>;
   /** Stop what LoadLab started. Safe to call twice; a no-op for `external`. */
   stop(): Promise<void>;
   /** The server's last log lines (empty for `external`). */
@@ -57,33 +71,25 @@ interface Running {
   logTail(n?: number): string;
 }
 
-/** Flags whose effect `vllm:cache_config_info` shows, with the label that shows it. */
-const VISIBLE: Array<[keyof ServerFlags, string]> = [
-  ['gpuMemoryUtilization', 'gpu_memory_utilization'],
-  ['enablePrefixCaching', 'enable_prefix_caching'],
-  ['blockSize', 'block_size'],
-  ['numGpuBlocksOverride', 'num_gpu_blocks_override'],
-];
-
-/** Compare requested flags with what an external server's `/metrics` shows; one note per finding. */
+/**
+ * Compare requested flags with what an external server's `/metrics` shows; one note per finding
+ * (see `compareFlags` in `flag-check.ts`, which also reads `max_model_len` and the served names).
+ */
 export function checkVisibleFlags(flags: ServerFlags, cacheConfig: Record<string, string> | undefined): string[] {
-  const notes: string[] = [];
-  const hidden: string[] = [];
-  for (const [key, value] of Object.entries(flags) as Array<[keyof ServerFlags, unknown]>) {
-    if (value === undefined) continue;
-    const label = VISIBLE.find(([k]) => k === key)?.[1];
-    if (!label || !cacheConfig || cacheConfig[label] === undefined) {
-      hidden.push(toServeArgs({ [key]: value } as ServerFlags, { target: 'vllm' }).join(' ') || String(key));
-      continue;
-    }
-    const seen = cacheConfig[label];
-    const want = typeof value === 'boolean' ? (value ? 'True' : 'False') : String(value);
-    if (Number.isFinite(Number(seen)) && Number.isFinite(Number(want)) ? Number(seen) !== Number(want) : seen !== want) {
-      notes.push(`The server runs with ${label}=${seen}, but this lesson wants ${want}. Restart vLLM with the flags above.`);
-    }
-  }
-  if (hidden.length) notes.push(`Not visible through /metrics, so not checked: ${hidden.join(', ')}.`);
-  return notes;
+  const check = compareFlags(flags, cacheConfig ? { cacheConfig } : {});
+  const notes = check.mismatches.map((m) => `${m[0].toUpperCase()}${m.slice(1)}. Restart vLLM with the flags above.`);
+  const note = unverifiedNote(check);
+  return note ? [...notes, note] : notes;
+}
+
+function reported(config: EffectiveConfig): ReportedConfig {
+  return {
+    ...(config.cacheConfig ? { cacheConfig: config.cacheConfig } : {}),
+    ...(config.models[0]?.maxModelLen !== undefined ? { maxModelLen: config.models[0].maxModelLen } : {}),
+    models: config.models.map((m) => m.id),
+    simulated: config.simulated,
+    ...(config.startedAtS !== undefined ? { startedAtS: config.startedAtS } : {}),
+  };
 }
 
 async function startFor(mode: TargetMode, flags: ServerFlags, opts: OpenTargetOptions, env: Record<string, string | undefined>): Promise<Running> {
@@ -135,14 +141,19 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
   };
   let config = await describe();
   const externalNotes = (): string[] => {
-    const args = toServeArgs(flags, { target: 'vllm' });
+    const check = compareFlags(flags, reported(config));
+    const note = unverifiedNote(check);
     return [
-      `This lesson expects vLLM started as: vllm serve <model> ${args.join(' ')}`.trimEnd() +
-        '. LoadLab did not start this server, so it cannot apply flags; restart it yourself, or set LOADLAB_VLLM_MODEL to let LoadLab launch it.',
-      ...checkVisibleFlags(flags, config.cacheConfig),
+      `This lesson expects vLLM started as: ${serveLine(model, flags)}. LoadLab did not start this server, so it cannot ` +
+        'apply flags; restart it yourself, or set LOADLAB_VLLM_MODEL to let LoadLab launch it.',
+      ...check.mismatches.map((m) => `${m[0].toUpperCase()}${m.slice(1)}: measure() will refuse this server until it is restarted.`),
+      ...(note ? [note] : []),
     ];
   };
-  if (mode === 'external' && Object.keys(flags).length) notes.push(...externalNotes());
+  if (mode === 'external') {
+    const found = externalNotes();
+    if (Object.keys(flags).length || found.length > 1) notes.push(...found);
+  }
 
   return {
     mode,
@@ -163,17 +174,27 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
     },
     notes,
     async restart(next: ServerFlags) {
-      flags = { ...next };
-      notes.length = 0;
       if (mode === 'external') {
-        config = await describe();
+        // Stop "Run All" here rather than measure an unchanged server under the new flags' label.
+        // The flags are accepted only once the server shows them (or, for hidden ones, was restarted).
+        const now = await describe();
+        assertFlagsMatch(next, reported(now), model);
+        assertRestartedForHidden(flags, next, reported(now), config.startedAtS, model);
+        config = now;
+        flags = { ...next };
+        notes.length = 0;
         notes.push(...externalNotes());
         return;
       }
+      flags = { ...next };
+      notes.length = 0;
       await running?.stop();
       running = await startFor(mode, flags, opts, env);
       ({ baseUrl, model } = running);
       config = await describe();
+    },
+    checkFits(requests: readonly RequestSpec[]) {
+      return checkLessonFits({ baseUrl, model, flags }, requests, env.LOADLAB_API_KEY ? { apiKey: env.LOADLAB_API_KEY } : {});
     },
     async stop() {
       await running?.stop();

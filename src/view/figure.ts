@@ -4,6 +4,8 @@
  * can be set. Also the few helpers the builders share: titles, colours, quantiles.
  */
 
+import { provenanceSuffix, type Provenance } from './provenance';
+
 /** One Plotly trace (`scatter`, `bar`, ...). Any other Plotly trace attribute is allowed. */
 export interface Trace {
   type: string;
@@ -48,15 +50,19 @@ export interface Figure {
 export interface ChartOptions {
   /** Chart title; each builder has a default. */
   title?: string;
-  /** Label the chart "(simulated)": numbers from the simulator are always labelled so. Default false. */
-  simulated?: boolean;
+  /**
+   * Label the chart "(simulated)": numbers from the simulator are always labelled so. Best given
+   * as the run(s) shown, so each is labelled from its own manifest (mixed runs say so); a boolean
+   * is taken as is. Default false.
+   */
+  simulated?: Provenance;
   /** Figure height in px; each builder has a default. */
   height?: number;
 }
 
-/** `title`, plus " (simulated)" when `simulated` is true. */
-export function chartTitle(title: string, simulated?: boolean): { text: string } {
-  return { text: simulated ? `${title} (simulated)` : title };
+/** `title`, plus " (simulated)" when `simulated` is true or its runs' manifests say so (see `provenanceSuffix`). */
+export function chartTitle(title: string, simulated?: Provenance): { text: string } {
+  return { text: `${title}${provenanceSuffix(simulated)}` };
 }
 
 /** An axis title object, e.g. `axisTitle('TTFT (ms)')`. */

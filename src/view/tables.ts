@@ -2,8 +2,11 @@
  * HTML tables for notebooks: rows (plain objects or a danfojs DataFrame) → `<table>`, with
  * numbers at fixed digits and missing values (NaN, null, undefined) shown as '—'.
  * Plus the two tables every lesson needs: one run's latency summary, and runs side by side.
+ * Given runs (with their manifests), those two label themselves from each run's own manifest
+ * ("(simulated)"), never from the server the notebook talks to now.
  */
 import type { Distribution, RunSummary } from '../types';
+import { provenanceOf, provenanceSuffix, runServerLabel, type Provenance, type RunLike } from './provenance';
 import { displayHtml } from './render';
 
 /** The parts of a danfojs `DataFrame` used here (duck-typed: danfojs is not imported). */
@@ -116,8 +119,19 @@ export interface SummaryTableOptions {
   caption?: string;
   /** Default 1. */
   digits?: number;
-  /** Append " (simulated)" to the caption. */
-  simulated?: boolean;
+  /**
+   * Append " (simulated)" to the caption: `true`, or the run(s) shown (read from their manifests).
+   * Runs given to the table itself (a run to `summaryTable`, `manifest` on a `compareTable` item)
+   * take precedence: a simulated run is never captioned as real.
+   */
+  simulated?: Provenance;
+}
+
+/** A run, or just its summary; a run (`RunResult`, `MeasureResult`, `LoadedRun`) carries its manifest. */
+export type SummaryOrRun = RunSummary | (RunLike & { summary: RunSummary });
+
+function isRun(x: SummaryOrRun): x is RunLike & { summary: RunSummary } {
+  return 'summary' in x && typeof (x as { summary?: unknown }).summary === 'object' && 'manifest' in x;
 }
 
 /** Rows of `summaryTable`: metric, n, mean, p50, p90, p95, p99, max (ms). */
@@ -128,8 +142,8 @@ export function summaryRows(summary: RunSummary): Record<string, unknown>[] {
   });
 }
 
-function withSim(caption: string, simulated?: boolean): string {
-  return simulated ? `${caption} (simulated)` : caption;
+function withSim(caption: string, simulated?: Provenance): string {
+  return `${caption}${provenanceSuffix(simulated)}`;
 }
 
 /** Plain-words flag for a run whose measurer was the bottleneck ('' when healthy or unknown). */
@@ -140,14 +154,19 @@ export function healthFlag(summary: RunSummary): string {
   return `⚠ ${what}: ${h.warnings.join(' ')}`;
 }
 
-/** Display one run's TTFT/TPOT/ITL/E2E distributions (ms) as a table; returns like `table`. */
-export function summaryTable(summary: RunSummary, opts: SummaryTableOptions = {}): string | undefined {
+/**
+ * Display one run's TTFT/TPOT/ITL/E2E distributions (ms) as a table; returns like `table`.
+ * Pass the run (not only its summary) to caption it from its own manifest.
+ */
+export function summaryTable(input: SummaryOrRun, opts: SummaryTableOptions = {}): string | undefined {
+  const summary = isRun(input) ? input.summary : input;
+  const label: Provenance | undefined = isRun(input) ? input : opts.simulated;
   const caption =
     opts.caption ?? `Latency (ms): ${summary.completed} of ${summary.requests} requests completed, ${summary.failed} failed`;
   const d = opts.digits ?? 1;
   const digits = { mean: d, p50: d, p90: d, p95: d, p99: d, max: d };
   const flag = healthFlag(summary);
-  return table(summaryRows(summary), { caption: withSim(caption, opts.simulated) + (flag ? ` — ${flag}` : ''), digits });
+  return table(summaryRows(summary), { caption: withSim(caption, label) + (flag ? ` — ${flag}` : ''), digits });
 }
 
 /** One column of `compareTable`: header and how to read it from a summary. */
@@ -170,14 +189,32 @@ export const DEFAULT_COMPARE_METRICS: readonly CompareMetric[] = [
   { header: 'failed', value: (s) => s.failed, digits: 0 },
 ];
 
-/** Rows of `compareTable`: one per item, `run` = its label, then one column per metric. */
+/** One row of `compareTable`: a label and a summary, plus the run's manifest when known. */
+export interface CompareItem {
+  label: string | number;
+  summary: RunSummary;
+  /** The run's manifest (`run.manifest`): labels the row and the caption from what measured it. */
+  manifest?: { target: { simulated?: boolean; kind?: string; serverVersion?: string } };
+}
+
+function itemRuns(items: readonly CompareItem[]): RunLike[] {
+  return items.filter((i) => i.manifest !== undefined).map((i) => ({ manifest: i.manifest! }));
+}
+
+/**
+ * Rows of `compareTable`: one per item, `run` = its label, then one column per metric. When the
+ * items' manifests name more than one kind of server, a `server` column says which measured each row.
+ */
 export function compareRows(
-  items: { label: string | number; summary: RunSummary }[],
+  items: readonly CompareItem[],
   metrics: readonly CompareMetric[] = DEFAULT_COMPARE_METRICS,
 ): Record<string, unknown>[] {
   const anyHealth = items.some(({ summary }) => summary.health !== undefined);
-  return items.map(({ label, summary }) => {
+  const servers = new Set(items.map((i) => (i.manifest ? runServerLabel({ manifest: i.manifest }) : 'unknown')));
+  const perRowServer = itemRuns(items).length > 0 && servers.size > 1;
+  return items.map(({ label, summary, manifest }) => {
     const row: Record<string, unknown> = { run: String(label) };
+    if (perRowServer) row.server = manifest ? runServerLabel({ manifest }) : 'unknown';
     for (const m of metrics) row[m.header] = m.value(summary);
     // Flag, per row, a run whose own measurer was the bottleneck (see healthFlag).
     if (anyHealth) row.measurer = summary.health?.clientBound ? 'client-bound' : summary.health?.simBehind ? 'sim behind' : 'ok';
@@ -185,13 +222,20 @@ export function compareRows(
   });
 }
 
-/** Display runs side by side (rows = runs, e.g. by concurrency); returns like `table`. */
+/**
+ * Display runs side by side (rows = runs, e.g. by concurrency); returns like `table`. Give each
+ * item its run's `manifest` to label the caption (and, when they differ, each row) from it.
+ */
 export function compareTable(
-  items: { label: string | number; summary: RunSummary }[],
+  items: readonly CompareItem[],
   metrics: readonly CompareMetric[] = DEFAULT_COMPARE_METRICS,
   opts: SummaryTableOptions = {},
 ): string | undefined {
-  const caption = withSim(opts.caption ?? 'Runs compared', opts.simulated);
+  const runs = itemRuns(items);
+  // Items without a manifest fall back on the caller's label; a simulated manifest always shows.
+  const label: Provenance | undefined = runs.length === items.length ? runs
+    : provenanceOf(runs) === undefined || provenanceOf(runs) === 'real' ? opts.simulated : runs;
+  const caption = withSim(opts.caption ?? 'Runs compared', label);
   const d = opts.digits ?? 1;
   const digits = Object.fromEntries(metrics.map((m) => [m.header, m.digits ?? d]));
   return table(compareRows(items, metrics), { caption, digits });

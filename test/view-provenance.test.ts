@@ -1,0 +1,35 @@
+/** Tables and charts label each run from its own manifest (simulated or not), never from the current target. */
+import { describe, expect, it } from 'vitest';
+import { compareRows, compareTable, latencyCdf, percentileBars, provenanceOf, requestGantt, summaryTable } from '../src/view';
+import { summary, timelineRecords } from './helpers/view-fixtures';
+
+const simRun = { summary: summary(1), manifest: { target: { simulated: true, kind: 'sim', serverVersion: '0.19.0' } } };
+const gpuRun = { summary: summary(2), manifest: { target: { simulated: false, kind: 'vllm', serverVersion: '0.11.0' } } };
+
+describe('labels from the run manifest', () => {
+  it('summaryTable: a simulated run is captioned so even when the caller says it is not', () => {
+    expect(summaryTable(simRun, { simulated: false })).toMatch(/\(simulated\)<\/caption>/);
+    expect(summaryTable(gpuRun, { simulated: true })).not.toContain('(simulated)');
+    expect(summaryTable(summary(1), { simulated: true })).toContain('(simulated)');
+  });
+
+  it('compareTable: caption from the manifests; a server column when the rows come from different servers', () => {
+    const same = [{ label: 'a', ...simRun }, { label: 'b', ...simRun }];
+    expect(compareTable(same, undefined, { simulated: false })).toContain('Runs compared (simulated)</caption>');
+    expect(compareRows(same)[0]).not.toHaveProperty('server');
+    const mixed = [{ label: 'sim', ...simRun }, { label: '4090', ...gpuRun }];
+    expect(compareTable(mixed)).toContain('Runs compared (simulated and real runs mixed)</caption>');
+    expect(compareRows(mixed).map((r) => r.server)).toEqual(['simulated 0.19.0', 'vLLM 0.11.0']);
+    expect(compareTable([{ label: 'gpu', ...gpuRun }], undefined, { simulated: true })).toContain('<caption>Runs compared</caption>');
+  });
+
+  it('charts: the title says simulated, real or mixed from the runs given', () => {
+    expect(provenanceOf([simRun, gpuRun])).toBe('mixed');
+    expect(provenanceOf([])).toBeUndefined();
+    expect(requestGantt(timelineRecords(), { title: 'T', simulated: simRun }).layout.title).toEqual({ text: 'T (simulated)' });
+    expect(requestGantt(timelineRecords(), { title: 'T', simulated: [gpuRun] }).layout.title).toEqual({ text: 'T' });
+    const bars = percentileBars([{ label: 'a', summary: simRun.summary }], 'e2eMs', { title: 'B', simulated: [simRun, gpuRun] });
+    expect(bars.layout.title).toEqual({ text: 'B (simulated and real runs mixed)' });
+    expect(latencyCdf([{ label: 'x', values: [1, 2, 3] }], { title: 'C', simulated: true }).layout.title).toEqual({ text: 'C (simulated)' });
+  });
+});
