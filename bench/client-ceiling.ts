@@ -3,9 +3,10 @@
  * and how late it stamps them, against a minimal SSE server in a separate process
  * (bench/sse-source.ts) that puts its send time in every chunk.
  *
- * Stamp error = client arrival stamp − server send stamp, both `performance.timeOrigin +
- * performance.now()` on this host. The two processes' offset is measured against the system
- * clock's ticks and reported (within 0.06 ms so far).
+ * Stamp error = client arrival stamp − server send stamp + the two processes' clock offset, both
+ * stamps `performance.timeOrigin + performance.now()` on this host; stamp errors and events/s are
+ * computed by `passFigures` (src/load/calibrate-result.ts), the same definitions as
+ * `calibrateClient`. The offset is measured against the system clock's ticks and reported.
  *
  * Passes, each at C concurrent streams:
  * - paced: C = 1, 64, 256, 1024 at gap max(5 ms, C/32 ms), i.e. up to 32,000 events/s offered, 3 s,
@@ -22,6 +23,7 @@ import { startClientHealth, type ClientHealth } from '../src/load/health';
 import type { RequestRecord, RequestSpec } from '../src/types';
 import { dist, fmtDist, fullGc, getJson, loadLine, machine, pause, round, spawnListening, type BenchResult, type Child, type Dist } from './common';
 import { epochMinusRealtimeMs } from '../src/load/null-server';
+import { passFigures } from '../src/load/calibrate-result';
 
 const origin = performance.timeOrigin;
 const epoch = () => origin + performance.now();
@@ -72,7 +74,7 @@ async function clockOffset(src: Child): Promise<{ offsetMs: number; roundTripOff
   return { offsetMs: round(offsetMs, 4), roundTripOffsetMs: round(best.off, 4), rttMs: round(best.rtt, 4) };
 }
 
-async function timedPass(src: Child, streams: number, gapMs: number, tokens: number, spread = false): Promise<PassResult> {
+async function timedPass(src: Child, offsetMs: number, streams: number, gapMs: number, tokens: number, spread = false): Promise<PassResult> {
   const client = createClient({ baseUrl: src.url, model: 'sse-source', connections: streams, now: epoch });
   // Open every connection first (a one-token request each), so connects are not in the figures.
   await Promise.all(range(streams).map((i) => client.send(spec(1, 0), { index: i, intendedStartMs: epoch(), requestId: `warm-${streams}-${i}` })));
@@ -92,19 +94,9 @@ async function timedPass(src: Child, streams: number, gapMs: number, tokens: num
   const sent = await getJson<Record<string, number[]>>(`${src.url}/sent`);
   await client.close();
 
-  const errors: number[] = [];
-  let dropped = 0;
-  let failed = 0;
-  let events = 0;
-  let last = tStart;
-  records.forEach((r, i) => {
-    if (!r.ok) failed++;
-    const s = sent[ids[i]] ?? [];
-    dropped += Math.max(0, tokens - r.chunkMs.length);
-    events += r.chunkMs.length;
-    for (let k = 0; k < Math.min(s.length, r.chunkMs.length); k++) errors.push(r.chunkMs[k] - s[k]);
-    if (r.chunkMs.length > 0) last = Math.max(last, r.chunkMs[r.chunkMs.length - 1]);
-  });
+  const f = passFigures(records, sent, offsetMs, epoch() - tStart);
+  const dropped = records.reduce((a, r) => a + Math.max(0, tokens - r.chunkMs.length), 0);
+  const events = f.events;
   const cpuMs = (cpu.user + cpu.system) / 1000;
   return {
     mode,
@@ -112,11 +104,11 @@ async function timedPass(src: Child, streams: number, gapMs: number, tokens: num
     gapMs,
     tokensPerStream: tokens,
     offeredEventsPerSec: gapMs > 0 ? round((streams * 1000) / gapMs, 0) : null,
-    eventsPerSec: round((events * 1000) / (last - tStart), 0),
+    eventsPerSec: round(f.eventsPerSec, 0),
     tokenEvents: events,
     dropped,
-    failed,
-    stampErrorMs: dist(errors),
+    failed: f.failed,
+    stampErrorMs: dist(f.stampErrorsMs),
     clientCpuMsPer1kEvents: round((cpuMs * 1000) / Math.max(1, events)),
     clientCpuPercent: round(health.cpuPercentOfOneCore, 1),
     eventLoopDelayMs: { p50: round(health.eventLoopDelayP50Ms), p99: round(health.eventLoopDelayP99Ms), max: round(health.eventLoopDelayMaxMs) },
@@ -160,12 +152,12 @@ export async function run(): Promise<BenchResult> {
     lines.push(
       `clock offset server−client ${offset.offsetMs} ms (via system-clock ticks; round trips say ${offset.roundTripOffsetMs} ± ${round(offset.rttMs / 2)} ms)`,
     );
-    await timedPass(src, 16, 2, 200); // warm-up: JIT-compile the client path before anything is measured
+    await timedPass(src, offset.offsetMs, 16, 2, 200); // warm-up: JIT-compile the client path before anything is measured
     const paced: PassResult[] = [];
     for (const c of [1, 64, 256, 1024]) {
       const gap = Math.max(5, c / 32);
       for (const spread of c > 1 ? [true, false] : [false]) {
-        const p = await timedPass(src, c, gap, Math.ceil(3000 / gap), spread);
+        const p = await timedPass(src, offset.offsetMs, c, gap, Math.ceil(3000 / gap), spread);
         paced.push(p);
         lines.push(
           `${p.mode} C=${c} gap ${gap} ms: ${p.eventsPerSec} events/s (offered ${p.offeredEventsPerSec}), stamp error ${fmtDist(p.stampErrorMs)}, ` +
@@ -177,7 +169,7 @@ export async function run(): Promise<BenchResult> {
     // Where does p99 ≤ 2 ms stop? C = 256 spread, offered 4k → 32k events/s.
     const sweep: PassResult[] = [];
     for (const gap of [64, 32, 16, 8]) {
-      const p = await timedPass(src, 256, gap, Math.ceil(3000 / gap), true);
+      const p = await timedPass(src, offset.offsetMs, 256, gap, Math.ceil(3000 / gap), true);
       sweep.push(p);
       lines.push(
         `sweep spread C=256 gap ${gap} ms: ${p.eventsPerSec} events/s, stamp error ${fmtDist(p.stampErrorMs)}, CPU ${p.clientCpuPercent} % of a core, ` +
@@ -192,7 +184,7 @@ export async function run(): Promise<BenchResult> {
     }
     const flat: PassResult[] = [];
     for (const c of [64, 256]) {
-      const p = await timedPass(src, c, 0, Math.ceil(200_000 / c));
+      const p = await timedPass(src, offset.offsetMs, c, 0, Math.ceil(200_000 / c));
       flat.push(p);
       lines.push(
         `flat out C=${c}: ${p.eventsPerSec} events/s, CPU ${p.clientCpuMsPer1kEvents} ms/1k events (${p.clientCpuPercent} % of a core), ` +

@@ -85,6 +85,24 @@ function fmt(s: Sample): string {
     `handles ${s.handlesTotal} (${h})${s.simRssMiB !== undefined ? `  sim rss ${s.simRssMiB} MiB` : ''}`;
 }
 
+/** The client's error codes counted, against what the injected faults should have produced. */
+function compareCodes(records: RequestRecord[], n: number, inj: Record<FaultKind, number>) {
+  const codes: Record<string, number> = {};
+  for (const rec of records) {
+    const c = rec.ok ? 'ok' : rec.error!.code;
+    codes[c] = (codes[c] ?? 0) + 1;
+  }
+  const expected: Record<string, number> = { ok: n };
+  for (const k of FAULT_KINDS) {
+    const code = EXPECTED_CODE[k];
+    if (code === 'ok') continue;
+    expected[code] = (expected[code] ?? 0) + inj[k];
+    expected.ok -= inj[k];
+  }
+  const codesMatch = JSON.stringify(Object.entries(codes).sort()) === JSON.stringify(Object.entries(expected).sort());
+  return { codes, expected, codesMatch };
+}
+
 /** Runs the soak; returns its result (also written to bench/results/soak.json). */
 export async function run(): Promise<BenchResult> {
   const n = Number(process.env.LOADLAB_SOAK_N ?? 10_000);
@@ -121,20 +139,7 @@ export async function run(): Promise<BenchResult> {
     const after = await injected(sim.baseUrl);
     const inj = Object.fromEntries(FAULT_KINDS.map((k) => [k, after[k] - before[k]])) as Record<FaultKind, number>;
 
-    // Client codes vs injected faults.
-    const codes: Record<string, number> = {};
-    for (const rec of r.records) {
-      const c = rec.ok ? 'ok' : rec.error!.code;
-      codes[c] = (codes[c] ?? 0) + 1;
-    }
-    const expected: Record<string, number> = { ok: n };
-    for (const k of FAULT_KINDS) {
-      const code = EXPECTED_CODE[k];
-      if (code === 'ok') continue;
-      expected[code] = (expected[code] ?? 0) + inj[k];
-      expected.ok -= inj[k];
-    }
-    const codesMatch = JSON.stringify(Object.entries(codes).sort()) === JSON.stringify(Object.entries(expected).sort());
+    const { codes, expected, codesMatch } = compareCodes(r.records, n, inj);
     const onDisk = readFileSync(join(r.dir!, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).length;
     say(`${n} requests in ${elapsedS.toFixed(1)} s (${(n / elapsedS).toFixed(0)} req/s); injected ${JSON.stringify(inj)}`);
     say(`client codes ${JSON.stringify(codes)} ${codesMatch ? '==' : '!='} expected from injected ${JSON.stringify(expected)}; on disk ${onDisk}/${n}`);

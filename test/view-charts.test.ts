@@ -141,9 +141,9 @@ describe('serverTimeline', () => {
     expect(g.data.find((t) => t.name === 'GPU 0 util (%)')).toMatchObject({ yaxis: 'y3', y: [50, 90] });
     expect(g.layout.title?.text).toMatch(/\(simulated\)$/);
   });
-  it('treats a counter reset as zero', () => {
+  it('treats a counter that went down as a reset, as server/counters.ts does', () => {
     expect(counterIncrements([{ tMs: 0, preemptionsTotal: 5 }, { tMs: 1, preemptionsTotal: 2 }], 'preemptionsTotal'))
-      .toEqual([{ tMs: 1, inc: 0, dtMs: 1 }]);
+      .toEqual([{ tMs: 1, inc: 2, dtMs: 1 }]);
   });
 });
 

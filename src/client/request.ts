@@ -60,150 +60,178 @@ class Cancelled extends Error {}
 
 /** Send one streamed request. Never rejects: failures are records with `ok: false`. */
 export function streamRequest(input: StreamRequestInput): Promise<RequestRecord> {
-  return new Promise<RequestRecord>((resolve) => {
-    const { now, timeoutMs, idleTimeoutMs, signal } = input;
-    const timer = new StreamTimer(input.api, now);
-    let controller: Dispatcher.DispatchController | undefined;
-    let responded = false; // headers arrived
-    let completed = false; // undici finished the request (end or error)
-    let settled = false;
-    let draining = false;
-    let errorStatus = 0; // non-2xx: collecting the error body
-    let errorParts: Buffer[] = [];
-    let errorBytes = 0;
-    let tm: ReturnType<typeof setTimeout> | undefined;
+  return new Promise<RequestRecord>((resolve) => new StreamingRequest(input, resolve).start());
+}
 
-    const calledMs = now();
-    timer.sent(calledMs); // replaced when the request reaches a socket
-    let lastByteMs = calledMs;
-    const deadlineMs = calledMs + timeoutMs;
+/** The state of one request in flight, from the call until its record resolves (once). */
+class StreamingRequest {
+  private readonly timer: StreamTimer;
+  private controller: Dispatcher.DispatchController | undefined;
+  private responded = false; // headers arrived
+  private completed = false; // undici finished the request (end or error)
+  private settled = false;
+  private draining = false;
+  private errorStatus = 0; // non-2xx: collecting the error body
+  private errorParts: Buffer[] = [];
+  private errorBytes = 0;
+  private tm: ReturnType<typeof setTimeout> | undefined;
+  private readonly calledMs: number;
+  private lastByteMs: number;
+  private readonly deadlineMs: number;
 
-    const clearTimer = (): void => {
-      if (tm !== undefined) clearTimeout(tm);
-      tm = undefined;
-    };
+  constructor(
+    private readonly input: StreamRequestInput,
+    private readonly resolve: (r: RequestRecord) => void,
+  ) {
+    this.timer = new StreamTimer(input.api, input.now);
+    this.calledMs = input.now();
+    this.timer.sent(this.calledMs); // replaced when the request reaches a socket
+    this.lastByteMs = this.calledMs;
+    this.deadlineMs = this.calledMs + input.timeoutMs;
+  }
 
-    /** Resolve once; `code` set means a failure detected here (not by the timer). */
-    const settle = (code?: ErrorCode, message?: string, t: number = now()): void => {
-      if (settled) return;
-      settled = true;
-      if (code !== undefined) timer.fail(code, message ?? code, t);
-      else if (!timer.finished) timer.end(t);
-      signal?.removeEventListener('abort', onAbort);
-      clearTimer();
-      const err = timer.error;
-      if (err !== undefined) err.message = redact(err.message, input.secret); // server text may echo the key
-      // Not finished by undici: abort it (frees the connection; a queued request is aborted
-      // in onRequestStart, before anything is written).
-      if (!completed && controller !== undefined) controller.abort(new Cancelled('cancelled by loadlab'));
-      resolve(timer.toRecord(input.meta));
-    };
-
-    /**
-     * The response ended. Right after this callback undici schedules the setImmediate that frees
-     * the connection for the next request; resolve after it (a microtask runs once undici's
-     * callback returns, and queues behind it), so a caller that sends at once reuses this
-     * connection instead of opening another or waiting in the pool.
-     */
-    const afterEnd = (fn: () => void): void => {
-      clearTimer();
-      queueMicrotask(() => setImmediate(fn));
-    };
-
-    /** `[DONE]` (or vLLM's error event, which `[DONE]` follows) was read: the record is final; wait for the end. */
-    const drain = (): void => {
-      draining = true;
-      clearTimer();
-      tm = setTimeout(() => settle(), DRAIN_GRACE_MS);
-    };
-
-    const check = (): void => {
-      tm = undefined;
-      if (settled) return;
-      const t = now();
-      if (t >= deadlineMs) {
-        settle('timeout', `no complete response within timeoutMs=${timeoutMs} ms; raise timeoutMs or lower the load`, t);
-      } else if (t - lastByteMs >= idleTimeoutMs) {
-        settle('idle_timeout', `no bytes for idleTimeoutMs=${idleTimeoutMs} ms; the server stalled or is overloaded`, t);
-      } else {
-        tm = setTimeout(check, Math.max(1, Math.min(deadlineMs, lastByteMs + idleTimeoutMs) - t));
-      }
-    };
-
-    function onAbort(): void {
-      settle('aborted', 'aborted by the caller (AbortSignal)');
+  /** Dispatch the request and arm the timeout timer (or settle at once when already aborted). */
+  start(): void {
+    const { signal, timeoutMs, idleTimeoutMs } = this.input;
+    if (signal?.aborted) {
+      this.settle('aborted', 'aborted by the caller before it was sent (AbortSignal)', this.calledMs);
+      return;
     }
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+    try {
+      const { path, headers, body } = this.input;
+      this.input.dispatcher.dispatch({ path, method: 'POST', headers, body }, this.handler());
+    } catch (err) {
+      this.completed = true;
+      this.settle(classifyNetworkError(err, this.input.origin, false).code, `could not send: ${String(err)}`); // e.g. a closed pool
+    }
+    if (!this.settled && this.tm === undefined) this.tm = setTimeout(this.check, Math.min(timeoutMs, idleTimeoutMs));
+  }
 
-    const errorMessage = (): string => describeHttpError(errorStatus, Buffer.concat(errorParts).toString('utf8'));
+  private readonly onAbort = (): void => {
+    this.settle('aborted', 'aborted by the caller (AbortSignal)');
+  };
 
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (settled) {
+  private clearTimer(): void {
+    if (this.tm !== undefined) clearTimeout(this.tm);
+    this.tm = undefined;
+  }
+
+  /** Resolve once; `code` set means a failure detected here (not by the timer). */
+  private settle(code?: ErrorCode, message?: string, t: number = this.input.now()): void {
+    if (this.settled) return;
+    this.settled = true;
+    const timer = this.timer;
+    if (code !== undefined) timer.fail(code, message ?? code, t);
+    else if (!timer.finished) timer.end(t);
+    this.input.signal?.removeEventListener('abort', this.onAbort);
+    this.clearTimer();
+    const err = timer.error;
+    if (err !== undefined) err.message = redact(err.message, this.input.secret); // server text may echo the key
+    // Not finished by undici: abort it (frees the connection; a queued request is aborted
+    // in onRequestStart, before anything is written).
+    if (!this.completed && this.controller !== undefined) this.controller.abort(new Cancelled('cancelled by loadlab'));
+    this.resolve(timer.toRecord(this.input.meta));
+  }
+
+  /**
+   * The response ended. Right after this callback undici schedules the setImmediate that frees
+   * the connection for the next request; resolve after it (a microtask runs once undici's
+   * callback returns, and queues behind it), so a caller that sends at once reuses this
+   * connection instead of opening another or waiting in the pool.
+   */
+  private afterEnd(fn: () => void): void {
+    this.clearTimer();
+    queueMicrotask(() => setImmediate(fn));
+  }
+
+  /** `[DONE]` (or vLLM's error event, which `[DONE]` follows) was read: the record is final; wait for the end. */
+  private drain(): void {
+    this.draining = true;
+    this.clearTimer();
+    this.tm = setTimeout(() => this.settle(), DRAIN_GRACE_MS);
+  }
+
+  private readonly check = (): void => {
+    this.tm = undefined;
+    if (this.settled) return;
+    const { timeoutMs, idleTimeoutMs } = this.input;
+    const t = this.input.now();
+    if (t >= this.deadlineMs) {
+      this.settle('timeout', `no complete response within timeoutMs=${timeoutMs} ms; raise timeoutMs or lower the load`, t);
+    } else if (t - this.lastByteMs >= idleTimeoutMs) {
+      this.settle('idle_timeout', `no bytes for idleTimeoutMs=${idleTimeoutMs} ms; the server stalled or is overloaded`, t);
+    } else {
+      this.tm = setTimeout(this.check, Math.max(1, Math.min(this.deadlineMs, this.lastByteMs + idleTimeoutMs) - t));
+    }
+  };
+
+  private errorMessage(): string {
+    return describeHttpError(this.errorStatus, Buffer.concat(this.errorParts).toString('utf8'));
+  }
+
+  /** undici's callbacks, each stamping the clock first. */
+  private handler(): Dispatcher.DispatchHandler {
+    return {
+      onRequestStart: (c) => {
+        this.controller = c;
+        if (this.settled) {
           c.abort(new Cancelled('cancelled by loadlab before it was sent'));
           return;
         }
-        const t = now(); // the request is about to be written to a connected socket
-        timer.sent(t);
-        lastByteMs = t;
+        const t = this.input.now(); // the request is about to be written to a connected socket
+        this.timer.sent(t);
+        this.lastByteMs = t;
       },
-      onResponseStart(_c, statusCode) {
+      onResponseStart: (_c, statusCode) => {
         if (statusCode < 200) return; // informational (1xx); the real status follows
-        const t = now();
-        lastByteMs = t;
-        responded = true;
-        if (settled) return;
-        timer.headers(statusCode, t);
-        if (statusCode < 200 || statusCode >= 300) errorStatus = statusCode;
+        const t = this.input.now();
+        this.lastByteMs = t;
+        this.responded = true;
+        if (this.settled) return;
+        this.timer.headers(statusCode, t);
+        if (statusCode < 200 || statusCode >= 300) this.errorStatus = statusCode;
       },
-      onResponseData(_c, chunk) {
-        const t = now(); // stamp first: before decoding and parsing
-        lastByteMs = t;
-        if (settled || draining) return;
-        if (errorStatus !== 0) {
-          if (errorBytes < MAX_ERROR_BODY_BYTES) errorParts.push(chunk);
-          errorBytes += chunk.length;
-          if (errorBytes >= MAX_ERROR_BODY_BYTES) settle(httpErrorCode(errorStatus), errorMessage(), t);
-          return;
-        }
-        timer.feed(chunk, t);
-        if (!timer.finished) return;
-        if (timer.done || timer.error?.code === 'stream_error') drain();
-        else settle(undefined, undefined, t); // parse error: stop reading, abort
-      },
-      onResponseEnd() {
-        completed = true;
-        if (settled) return;
-        const t = now();
-        if (errorStatus !== 0) {
-          const m = errorMessage();
-          errorParts = [];
-          afterEnd(() => settle(httpErrorCode(errorStatus), m, t));
-          return;
-        }
-        if (!timer.finished) timer.end(t); // no [DONE]: incomplete
-        afterEnd(() => settle());
-      },
-      onResponseError(_c, err) {
-        completed = true;
-        if (settled || err instanceof Cancelled) return;
-        if (errorStatus !== 0) return settle(httpErrorCode(errorStatus), errorMessage()); // keep what was read
-        const e = classifyNetworkError(err, input.origin, responded);
-        settle(e.code, e.message);
+      onResponseData: (_c, chunk) => this.onData(chunk),
+      onResponseEnd: () => this.onEnd(),
+      onResponseError: (_c, err) => {
+        this.completed = true;
+        if (this.settled || err instanceof Cancelled) return;
+        if (this.errorStatus !== 0) return this.settle(httpErrorCode(this.errorStatus), this.errorMessage()); // keep what was read
+        const e = classifyNetworkError(err, this.input.origin, this.responded);
+        this.settle(e.code, e.message);
       },
     };
+  }
 
-    if (signal?.aborted) {
-      settle('aborted', 'aborted by the caller before it was sent (AbortSignal)', calledMs);
+  private onData(chunk: Buffer): void {
+    const t = this.input.now(); // stamp first: before decoding and parsing
+    this.lastByteMs = t;
+    if (this.settled || this.draining) return;
+    if (this.errorStatus !== 0) {
+      if (this.errorBytes < MAX_ERROR_BODY_BYTES) this.errorParts.push(chunk);
+      this.errorBytes += chunk.length;
+      if (this.errorBytes >= MAX_ERROR_BODY_BYTES) this.settle(httpErrorCode(this.errorStatus), this.errorMessage(), t);
       return;
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      input.dispatcher.dispatch({ path: input.path, method: 'POST', headers: input.headers, body: input.body }, handler);
-    } catch (err) {
-      completed = true;
-      settle(classifyNetworkError(err, input.origin, false).code, `could not send: ${String(err)}`); // e.g. a closed pool
+    this.timer.feed(chunk, t);
+    if (!this.timer.finished) return;
+    if (this.timer.done || this.timer.error?.code === 'stream_error') this.drain();
+    else this.settle(undefined, undefined, t); // parse error: stop reading, abort
+  }
+
+  private onEnd(): void {
+    this.completed = true;
+    if (this.settled) return;
+    const t = this.input.now();
+    if (this.errorStatus !== 0) {
+      const m = this.errorMessage();
+      this.errorParts = [];
+      const status = this.errorStatus;
+      this.afterEnd(() => this.settle(httpErrorCode(status), m, t));
+      return;
     }
-    if (!settled && tm === undefined) tm = setTimeout(check, Math.min(timeoutMs, idleTimeoutMs));
-  });
+    if (!this.timer.finished) this.timer.end(t); // no [DONE]: incomplete
+    this.afterEnd(() => this.settle());
+  }
 }

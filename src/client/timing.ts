@@ -25,7 +25,8 @@
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 import { StringDecoder } from 'string_decoder';
 import type { Api, ErrorCode, RequestError, RequestRecord } from '../types';
-import { describeStreamError, MAX_MESSAGE_CHARS } from './errors';
+import { choiceHasText, isObj, preview, readUsage } from './chunk';
+import { describeStreamError } from './errors';
 import { deriveMetrics } from './metrics';
 
 /** Per-request identity fields that the timer does not measure. */
@@ -41,28 +42,6 @@ export interface RecordMeta {
 
 /** Largest SSE event the parser buffers, in characters (16 Mi); beyond it the stream is `parse`. */
 export const MAX_EVENT_CHARS = 16 * 1024 * 1024;
-
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => x !== null && typeof x === 'object';
-const nonEmpty = (x: unknown): boolean => typeof x === 'string' && x.length > 0;
-
-/** Does this choice carry generated text? */
-function choiceHasText(c: Obj, api: Api): boolean {
-  if (api === 'completions') return nonEmpty(c.text);
-  const d = c.delta;
-  if (!isObj(d)) return false;
-  return (
-    nonEmpty(d.content) ||
-    nonEmpty(d.reasoning_content) ||
-    nonEmpty(d.reasoning) ||
-    (Array.isArray(d.tool_calls) && d.tool_calls.length > 0)
-  );
-}
-
-function preview(s: string): string {
-  const max = Math.min(120, MAX_MESSAGE_CHARS);
-  return s.length > max ? `${s.slice(0, max)}…` : s;
-}
 
 /**
  * Accumulates one streamed response. Methods take an optional arrival time `t` in ms;
@@ -231,20 +210,17 @@ export class StreamTimer {
     const hasChoices = Array.isArray(choices) && choices.length > 0;
     let rise = 0;
     let counted = false;
-    const usage = obj.usage;
-    if (isObj(usage)) {
-      if (typeof usage.prompt_tokens === 'number') this.promptTokens = usage.prompt_tokens;
-      const details = usage.prompt_tokens_details;
-      if (isObj(details) && typeof details.cached_tokens === 'number') this.cachedTokens = details.cached_tokens;
-      if (typeof usage.completion_tokens === 'number') {
-        this.usageOutputTokens = usage.completion_tokens;
-        // Continuous usage: a running count per chunk. The `choices: []` usage chunk only
-        // repeats the total, so only chunks with choices count as token carriers.
-        if (hasChoices) {
-          counted = true;
-          rise = usage.completion_tokens - this.lastCompletionTokens;
-          this.lastCompletionTokens = usage.completion_tokens;
-        }
+    const usage = readUsage(obj.usage);
+    if (usage.promptTokens !== undefined) this.promptTokens = usage.promptTokens;
+    if (usage.cachedTokens !== undefined) this.cachedTokens = usage.cachedTokens;
+    if (usage.completionTokens !== undefined) {
+      this.usageOutputTokens = usage.completionTokens;
+      // Continuous usage: a running count per chunk. The `choices: []` usage chunk only
+      // repeats the total, so only chunks with choices count as token carriers.
+      if (hasChoices) {
+        counted = true;
+        rise = usage.completionTokens - this.lastCompletionTokens;
+        this.lastCompletionTokens = usage.completionTokens;
       }
     }
     if (!hasChoices) return;

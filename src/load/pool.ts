@@ -70,30 +70,18 @@ export function createPool(concurrency: number): Pool {
     checkIdle();
   }
 
+  /** A task settled: free its slot, then start the next waiting one. */
+  function release(): void {
+    active--;
+    next();
+  }
+
   function run<T>(fn: () => T | PromiseLike<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const start = () => {
         active++;
         if (active > peak) peak = active;
-        let p: Promise<T>;
-        try {
-          p = Promise.resolve(fn());
-        } catch (err) {
-          p = Promise.reject(err);
-        }
-        // Free the slot before settling, so the next waiting task starts in the same tick.
-        p.then(
-          (value) => {
-            active--;
-            next();
-            resolve(value);
-          },
-          (err) => {
-            active--;
-            next();
-            reject(err);
-          },
-        );
+        runTask(fn, release, resolve, reject);
       };
       queue.push({ start, reject });
       next();
@@ -124,4 +112,24 @@ export function createPool(concurrency: number): Pool {
       return new Promise<void>((r) => idleWaiters.push(r));
     },
   };
+}
+
+/** Run `fn` and hand its outcome on, calling `release` first so the next waiting task starts in the same tick. */
+function runTask<T>(fn: () => T | PromiseLike<T>, release: () => void, resolve: (v: T) => void, reject: (e: unknown) => void): void {
+  let p: Promise<T>;
+  try {
+    p = Promise.resolve(fn());
+  } catch (err) {
+    p = Promise.reject(err);
+  }
+  p.then(
+    (value) => {
+      release();
+      resolve(value);
+    },
+    (err) => {
+      release();
+      reject(err);
+    },
+  );
 }

@@ -10,21 +10,20 @@
  * what was recorded is written and the manifest says `'interrupted'`; the promise resolves.
  */
 
-import { randomBytes } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
-import { createClient } from '../client/client';
-import { writeJsonAtomic } from '../run/atomic';
+import { createClient, type Client } from '../client/client';
 import type { RunManifest } from '../run/manifest';
 import { createRun, type RunWriter } from '../run/store';
-import { summarizeRun } from '../stats/summary';
 import type { GpuSample, MetricsSample, RequestRecord, RequestSpec, RunSummary, Slo } from '../types';
 import { dispatchLoad } from './dispatch';
 import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
 import { loadManifestInput, memoryManifest } from './manifest-input';
-import { createProgress, type Progress } from './progress';
+import { createProgress, type Progress, type ProgressTracker } from './progress';
+import { runPatch, runSummary, saveOutcome, type RunObservations } from './runner-outcome';
+import { createRunSender, type RunSender } from './runner-sender';
+import { watchRunStop, type RunStop } from './runner-stop';
 import type { LoadShape } from './shapes';
-import { resolveTarget } from './target';
-import { resolveRunOptions } from './validate';
+import { resolveTarget, type ResolvedTarget } from './target';
+import { resolveRunOptions, type ResolvedRunOptions } from './validate';
 import { startSamplers } from './samplers';
 import { checkPromptLengths } from './preflight';
 
@@ -109,40 +108,11 @@ export interface RunResult {
 /** Run a load test. Throws only on bad options or an unusable target (before any load). */
 export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const ro = resolveRunOptions(opts);
-  const { shape, n, warmup, specOf } = ro;
   const apiKey = opts.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
   const target = await resolveTarget(opts.baseUrl, { model: opts.model, apiKey });
-  const preflight =
-    target.probe.maxModelLen !== undefined
-      ? await checkPromptLengths(target.rootUrl, target.model, Array.from({ length: n }, (_, i) => specOf(i)), target.probe.maxModelLen, {
-          ...(apiKey ? { apiKey } : {}),
-        })
-      : { checked: 0, skipped: 'the server did not report max_model_len; prompt lengths were not checked' };
-
-  const stop = new AbortController();
-  // Every in-flight request and the pacer listen on this one signal.
-  setMaxListeners(warmup + n + 16, stop.signal);
-  const onUserAbort = () => stop.abort(opts.signal?.reason);
-  if (opts.signal?.aborted) stop.abort(opts.signal.reason);
-  else opts.signal?.addEventListener('abort', onUserAbort, { once: true });
-  // Ctrl-C, or a notebook's "interrupt kernel" (tslab delivers it to the process as SIGINT):
-  // stop sending, cancel what is in flight, keep and summarise what was measured.
-  const onSigint = () => stop.abort(new Error('interrupted (SIGINT)'));
-  if (opts.abortOnSigint !== false) process.on('SIGINT', onSigint);
-  const detach = () => {
-    opts.signal?.removeEventListener('abort', onUserAbort);
-    process.removeListener('SIGINT', onSigint);
-  };
-
-  // One connection per request that can be in flight, so undici never queues a request unseen.
-  // Open loops without a cap share at most OPEN_LOOP_CONNECTIONS: one socket per late request
-  // would turn any stall into a connection storm (bench/README.md §2); a wait for a socket shows in queueMs.
-  const connections =
-    shape.kind === 'closed'
-      ? shape.concurrency
-      : shape.kind === 'open'
-        ? (shape.maxConcurrency ?? Math.min(n, OPEN_LOOP_CONNECTIONS))
-        : n;
+  const preflight = await preflightPrompts(target, ro, apiKey);
+  const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
+  const connections = connectionsFor(ro.shape, ro.n);
   const origin = performance.now();
   const now = () => performance.now() - origin;
   const client = createClient({
@@ -155,140 +125,105 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
     ...(opts.headers !== undefined ? { headers: opts.headers } : {}),
   });
+  const { writer, manifest } = await openRunStore(opts, ro, target, origin, client, stop);
+  const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
+  const sender = createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
+  const samplers = startSamplers(opts, target.rootUrl, now, writer);
+  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl) : undefined;
+  const load = await driveLoad(ro, sender, now, progress, stop.signal).catch(async (err: unknown) => {
+    await samplers.stop();
+    progress.finish();
+    writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
+    await client.close();
+    stop.detach();
+    throw err;
+  });
+  const status = stop.signal.aborted ? 'interrupted' : 'complete';
+  const seen: RunObservations = { clientHealth: load.health.stop(), simLateness: await simWatch?.finish(), latenessMs: load.latenessMs };
+  const sampled = await samplers.stop();
+  progress.finish();
+  stop.detach();
+  await client.close();
 
+  const summary = runSummary(sender.records, opts.slo, seen);
+  const counts = {
+    peakInFlight: sender.peakInFlight, connections, plannedRequests: ro.n, warmup: ro.warmup,
+    sent: sender.sent, recorded: sender.records.length, preflight,
+  };
+  const patch = runPatch(manifest, counts, seen, status === 'interrupted');
+  const final = saveOutcome(writer, manifest, summary, patch, status);
+  if (sender.callbackError !== undefined) throw sender.callbackError;
+  const records = sender.records;
+  return { ...(writer ? { dir: writer.dir } : {}), manifest: final, records, summary, peakInFlight: sender.peakInFlight, ...sampled };
+}
+
+/**
+ * One connection per request that can be in flight, so undici never queues a request unseen.
+ * Open loops without a cap share at most `OPEN_LOOP_CONNECTIONS`: one socket per late request
+ * would turn any stall into a connection storm (bench/README.md §2); a wait for a socket shows in queueMs.
+ */
+function connectionsFor(shape: LoadShape, n: number): number {
+  if (shape.kind === 'closed') return shape.concurrency;
+  if (shape.kind === 'open') return shape.maxConcurrency ?? Math.min(n, OPEN_LOOP_CONNECTIONS);
+  return n;
+}
+
+/** Check every measured prompt against the server's `max_model_len`, or say why that was skipped. */
+async function preflightPrompts(target: ResolvedTarget, ro: ResolvedRunOptions, apiKey: string | undefined): Promise<unknown> {
+  const maxModelLen = target.probe.maxModelLen;
+  if (maxModelLen === undefined) {
+    return { checked: 0, skipped: 'the server did not report max_model_len; prompt lengths were not checked' };
+  }
+  const specs = Array.from({ length: ro.n }, (_, i) => ro.specOf(i));
+  return checkPromptLengths(target.rootUrl, target.model, specs, maxModelLen, { ...(apiKey ? { apiKey } : {}) });
+}
+
+/** Create the run folder (or an in-memory manifest); on failure close the client, detach, rethrow. */
+async function openRunStore(
+  opts: RunLoadOptions, ro: ResolvedRunOptions, target: ResolvedTarget, origin: number, client: Client, stop: RunStop,
+): Promise<{ writer?: RunWriter; manifest: RunManifest }> {
   const input = loadManifestInput({
     target,
-    shape,
-    requests: n,
-    warmup,
+    shape: ro.shape,
+    requests: ro.n,
+    warmup: ro.warmup,
     workloadInfo: ro.workloadInfo,
     originPerfMs: origin,
     ...(opts.lesson !== undefined ? { lesson: opts.lesson } : {}),
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.manifestExtra !== undefined ? { extra: opts.manifestExtra } : {}),
   });
-  let writer: RunWriter | undefined;
-  let manifest: RunManifest;
   try {
-    if (opts.out !== false) {
-      const where = typeof opts.out === 'string' ? { dir: opts.out } : { root: opts.root, lesson: opts.lesson, name: opts.name };
-      writer = createRun({ ...where, replace: opts.replace }, input);
-      manifest = writer.manifest;
-    } else {
-      manifest = memoryManifest(input);
-    }
+    if (opts.out === false) return { manifest: memoryManifest(input) };
+    const where = typeof opts.out === 'string' ? { dir: opts.out } : { root: opts.root, lesson: opts.lesson, name: opts.name };
+    const writer = createRun({ ...where, replace: opts.replace }, input);
+    return { writer, manifest: writer.manifest };
   } catch (err) {
     await client.close();
-    detach();
+    stop.detach();
     throw err;
   }
+}
 
-  const records: RequestRecord[] = [];
-  const progress = createProgress(n, now, { sink: opts.progress ?? false });
-  const idPrefix = `ll-${randomBytes(4).toString('hex')}`;
-  let inFlight = 0;
-  let peakInFlight = 0;
-  let sent = 0;
-  let callbackError: unknown;
-
-  const fire = async (index: number, spec: RequestSpec, intendedStartMs: number, isWarmup: boolean) => {
-    if (stop.signal.aborted) return;
-    inFlight++;
-    sent++;
-    peakInFlight = Math.max(peakInFlight, inFlight);
-    progress.setInFlight(inFlight);
-    let record: RequestRecord;
-    try {
-      record = await client.send(spec, {
-        index,
-        warmup: isWarmup,
-        intendedStartMs,
-        requestId: `${idPrefix}-${index}`,
-        signal: stop.signal,
-      });
-    } finally {
-      inFlight--;
-      progress.setInFlight(inFlight);
-    }
-    records.push(record);
-    writer?.append(record);
-    progress.record(record.ok, record.ttftMs, record.warmup);
-    try {
-      opts.onRecord?.(record);
-    } catch (err) {
-      callbackError ??= err;
-    }
-  };
-
-  const samplers = startSamplers(opts, target.rootUrl, now, writer);
-  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl) : undefined;
+/**
+ * Warm-up one by one, then the measured load on the shape's schedule. Client health is judged
+ * over the measured load only: warm-up includes one-off start-up work. On an error the health
+ * watch is stopped before the error propagates.
+ */
+async function driveLoad(
+  ro: ResolvedRunOptions, sender: RunSender, now: () => number, progress: ProgressTracker, signal: AbortSignal,
+): Promise<{ health: ClientHealthWatch; latenessMs: number[] }> {
+  const { shape, n, warmup, specOf } = ro;
   let health: ClientHealthWatch | undefined;
-  let latenessMs: number[] = [];
   try {
     progress.setPhase(warmup > 0 ? 'warmup' : 'load');
-    for (let k = 0; k < warmup && !stop.signal.aborted; k++) await fire(k, specOf(k % n), now(), true);
+    for (let k = 0; k < warmup && !signal.aborted; k++) await sender.fire(k, specOf(k % n), now(), true);
     progress.setPhase('load');
-    // Judged over the measured load only: warm-up includes one-off start-up work.
     health = startClientHealth();
-    ({ latenessMs } = await dispatchLoad(shape, n, (i, due) => fire(warmup + i, specOf(i), due, false), {
-      now,
-      signal: stop.signal,
-    }));
+    const { latenessMs } = await dispatchLoad(shape, n, (i, due) => sender.fire(warmup + i, specOf(i), due, false), { now, signal });
+    return { health, latenessMs };
   } catch (err) {
     health?.stop();
-    await samplers.stop();
-    progress.finish();
-    writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
-    await client.close();
-    detach();
     throw err;
   }
-  const status = stop.signal.aborted ? 'interrupted' : 'complete';
-  const clientHealth = (health ?? startClientHealth()).stop();
-  const simLateness = await simWatch?.finish();
-  const sampled = await samplers.stop();
-  progress.finish();
-  detach();
-  await client.close();
-
-  const summary: RunSummary = {
-    ...summarizeRun(records, opts.slo ? { slo: opts.slo } : {}),
-    health: {
-      clientBound: clientHealth.clientBound,
-      simBehind: simLateness?.simBehind ?? false,
-      warnings: [...clientHealth.reasons, ...(simLateness?.reasons ?? [])],
-    },
-  };
-  const sortedLate = [...latenessMs].sort((a, b) => a - b);
-  const patch: Partial<RunManifest> = {
-    client: {
-      ...(manifest.client ?? {}),
-      peakInFlight,
-      connections,
-      plannedRequests: n,
-      warmup,
-      sent,
-      recorded: records.length,
-      preflight,
-      ...(sortedLate.length > 0
-        ? { scheduleLatenessMs: { p50: sortedLate[sortedLate.length >> 1], max: sortedLate[sortedLate.length - 1] } }
-        : {}),
-      ...clientHealth,
-      ...(simLateness ? { simLateness } : {}),
-    },
-  };
-  if (status === 'interrupted') patch.notes = [...(manifest.notes ?? []), `interrupted after ${sent} of ${warmup + n} requests were sent`];
-  if (writer) {
-    if (status === 'complete') writer.finish(summary, patch);
-    else {
-      // The store's finish() always marks 'complete'; an interrupted run still gets its summary.
-      writeJsonAtomic(writer.path('summary.json'), summary);
-      writer.abort('interrupted', patch);
-    }
-    manifest = writer.manifest;
-  } else {
-    manifest = { ...manifest, ...patch, status, endedAt: new Date().toISOString() };
-  }
-  if (callbackError !== undefined) throw callbackError;
-  return { ...(writer ? { dir: writer.dir } : {}), manifest, records, summary, peakInFlight, ...sampled };
 }

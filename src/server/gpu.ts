@@ -91,24 +91,8 @@ export function startGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
   // nvidia-smi writes through C stdio, which buffers whole blocks into a pipe; stdbuf -oL makes
   // it hand over each line as printed, so stamps are taken when the reading was made.
   const stdbuf = which('stdbuf');
-  const run = (args: string[], onLine: (line: string) => void, fatal: boolean): ChildProcess => {
-    const child = stdbuf ? spawn(stdbuf, ['-oL', path, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn(path, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    const tail: string[] = [];
-    const keep = (l: string) => {
-      if (l.trim()) tail.push(l.trim());
-      if (tail.length > 5) tail.shift();
-    };
-    createInterface({ input: child.stdout! }).on('line', (l) => { onLine(l); keep(l); });
-    createInterface({ input: child.stderr! }).on('line', keep);
-    const what = `${bin} ${args[0].startsWith('--') ? '--query-gpu' : args[0]}`;
-    child.on('error', (err) => say(`${what} could not run: ${err.message}`, fatal));
-    child.on('exit', (code, signal) => {
-      if (!stopping) say(`${what} stopped (${signal ?? `exit code ${code}`}): ${tail.join(' | ') || 'no output'}`, fatal);
-    });
-    return child;
-  };
-
+  const run = (args: string[], onLine: (line: string) => void, fatal: boolean): ChildProcess =>
+    spawnSmi({ path, bin, stdbuf, args, onLine, problem: (why) => say(why, fatal), stopping: () => stopping });
   const query = [`--query-gpu=${GPU_QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits', '-lms', String(intervalMs)];
   const children = [run(query, (l) => record(parseGpuQueryLine(l, now())), true)];
   if (options.pcie ?? true) {
@@ -131,6 +115,39 @@ export function startGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
       return stopped;
     },
   };
+}
+
+/** How to run one `nvidia-smi` child: its output lines go to `onLine`, a failure in words to `problem`. */
+interface SmiChild {
+  /** Resolved executable, and the name the user gave (for messages). */
+  path: string;
+  bin: string;
+  /** `stdbuf` on PATH, if any: line-buffers the child's stdout. */
+  stdbuf: string | undefined;
+  args: string[];
+  onLine: (line: string) => void;
+  problem: (why: string) => void;
+  /** True once the sampler is stopping: an exit then is expected, not a problem. */
+  stopping: () => boolean;
+}
+
+/** Spawn `nvidia-smi args` (through `stdbuf -oL` when present), keeping its last 5 lines for the failure message. */
+function spawnSmi(o: SmiChild): ChildProcess {
+  const child = o.stdbuf ? spawn(o.stdbuf, ['-oL', o.path, ...o.args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(o.path, o.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail: string[] = [];
+  const keep = (l: string) => {
+    if (l.trim()) tail.push(l.trim());
+    if (tail.length > 5) tail.shift();
+  };
+  createInterface({ input: child.stdout! }).on('line', (l) => { o.onLine(l); keep(l); });
+  createInterface({ input: child.stderr! }).on('line', keep);
+  const what = `${o.bin} ${o.args[0].startsWith('--') ? '--query-gpu' : o.args[0]}`;
+  child.on('error', (err) => o.problem(`${what} could not run: ${err.message}`));
+  child.on('exit', (code, signal) => {
+    if (!o.stopping()) o.problem(`${what} stopped (${signal ?? `exit code ${code}`}): ${tail.join(' | ') || 'no output'}`);
+  });
+  return child;
 }
 
 /** SIGTERM, SIGKILL after 2 s, resolve once the process has exited. */

@@ -51,12 +51,8 @@ export interface MetricsSampler {
   stop(): Promise<MetricsSample[]>;
 }
 
-/**
- * Starts sampling at once (first scrape immediately). Each sample's `tMs` is the midpoint of
- * the scrape's send and receive times on `now`, so it sits within half a round trip of the
- * moment the server rendered its gauges.
- */
-export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSampler {
+/** Defaults and checks of the sampler options; `url` is the server's `/metrics`. */
+function resolveSamplerOptions(options: MetricsSamplerOptions) {
   const intervalMs = options.intervalMs ?? 250;
   if (!(intervalMs > 0)) throw new Error(`intervalMs must be > 0 ms, got ${intervalMs}`);
   const now = options.now ?? (() => performance.now());
@@ -64,6 +60,23 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
   const root = serverRoot(options.baseUrl);
   if (!/^https?:\/\/[^/]+/.test(root)) throw new Error(`baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got '${options.baseUrl}'`);
   const url = `${root}/metrics`;
+  return { intervalMs, now, timeoutMs, root, url };
+}
+
+/** The `metrics.jsonl` appender (folders created), or undefined without a file. */
+function openSampleFile(file: string | undefined): LineAppender | undefined {
+  if (!file) return undefined;
+  mkdirSync(dirname(file), { recursive: true });
+  return openLineAppender(file);
+}
+
+/**
+ * Starts sampling at once (first scrape immediately). Each sample's `tMs` is the midpoint of
+ * the scrape's send and receive times on `now`, so it sits within half a round trip of the
+ * moment the server rendered its gauges.
+ */
+export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSampler {
+  const { intervalMs, now, timeoutMs, root, url } = resolveSamplerOptions(options);
   const pool = new Pool(new URL(root).origin, { connections: 1 });
 
   const samples: MetricsSample[] = [];
@@ -76,11 +89,7 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
   let abort: AbortController | undefined;
   let stopping: Promise<MetricsSample[]> | undefined;
 
-  let out: LineAppender | undefined;
-  if (options.file) {
-    mkdirSync(dirname(options.file), { recursive: true });
-    out = openLineAppender(options.file);
-  }
+  const out = openSampleFile(options.file);
 
   function fail(err: Error): void {
     failures++;

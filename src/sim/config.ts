@@ -62,6 +62,33 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
   }
   const enableChunkedPrefill = flags.enableChunkedPrefill ?? true;
 
+  const { maxNumSeqs, maxNumBatchedTokens } = batchLimits(flags, maxModelLen, enableChunkedPrefill);
+  const { numGpuBlocks, blockBytes } = gpuBlocks(flags, profile, maxModelLen, blockSize);
+
+  const preemptionMode = flags.preemptionMode ?? 'recompute';
+  const swapSpace = flags.swapSpace ?? (preemptionMode === 'swap' ? V1_DEFAULTS.swapSpaceGiB : 0);
+  if (!(swapSpace >= 0)) throw new Error(`--swap-space must be ≥ 0 GiB, got ${swapSpace}`);
+  const numCpuBlocks = preemptionMode === 'swap' ? Math.floor((swapSpace * GiB) / blockBytes) : 0;
+
+  return {
+    maxModelLen,
+    maxNumSeqs,
+    maxNumBatchedTokens,
+    enableChunkedPrefill,
+    longPrefillTokenThreshold: flags.longPrefillTokenThreshold ?? 0,
+    enablePrefixCaching: flags.enablePrefixCaching ?? true,
+    blockSize,
+    numGpuBlocks,
+    preemptionMode,
+    numCpuBlocks,
+    reserveFullIsl: true,
+  };
+}
+
+/** max_num_seqs and max_num_batched_tokens after vLLM's defaults and clamps; throws when they cannot work together. */
+function batchLimits(
+  flags: ServerFlags, maxModelLen: number, enableChunkedPrefill: boolean,
+): { maxNumSeqs: number; maxNumBatchedTokens: number } {
   let maxNumSeqs = flags.maxNumSeqs ?? V1_DEFAULTS.maxNumSeqs;
   let maxNumBatchedTokens = flags.maxNumBatchedTokens ?? V1_DEFAULTS.maxNumBatchedTokens;
   if (flags.maxNumBatchedTokens === undefined) {
@@ -83,7 +110,13 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
         `raise --max-num-batched-tokens or lower --max-num-seqs`,
     );
   }
+  return { maxNumSeqs, maxNumBatchedTokens };
+}
 
+/** KV blocks on the GPU (profiled, or `numGpuBlocksOverride`) and the bytes of one block; throws when no sequence fits. */
+function gpuBlocks(
+  flags: ServerFlags, profile: Profile, maxModelLen: number, blockSize: number,
+): { numGpuBlocks: number; blockBytes: number } {
   const util = flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization;
   if (!(util > 0 && util <= 1)) {
     throw new Error(`--gpu-memory-utilization must be in (0, 1], got ${util}`);
@@ -114,25 +147,7 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
       );
     }
   }
-
-  const preemptionMode = flags.preemptionMode ?? 'recompute';
-  const swapSpace = flags.swapSpace ?? (preemptionMode === 'swap' ? V1_DEFAULTS.swapSpaceGiB : 0);
-  if (!(swapSpace >= 0)) throw new Error(`--swap-space must be ≥ 0 GiB, got ${swapSpace}`);
-  const numCpuBlocks = preemptionMode === 'swap' ? Math.floor((swapSpace * GiB) / blockBytes) : 0;
-
-  return {
-    maxModelLen,
-    maxNumSeqs,
-    maxNumBatchedTokens,
-    enableChunkedPrefill,
-    longPrefillTokenThreshold: flags.longPrefillTokenThreshold ?? 0,
-    enablePrefixCaching: flags.enablePrefixCaching ?? true,
-    blockSize,
-    numGpuBlocks,
-    preemptionMode,
-    numCpuBlocks,
-    reserveFullIsl: true,
-  };
+  return { numGpuBlocks, blockBytes };
 }
 
 /** Blocks the profiling run would find: floor((device·util − weights − activation reserve) / blockBytes). May be ≤ 0. */

@@ -1,14 +1,13 @@
 /**
- * The simulated engine core: ONE global step loop (vLLM V1's schedule → execute → update)
- * on an injected clock. Each step's duration comes from the roofline cost model; its
- * results are applied at the absolute time stepStart + duration, when every request that
- * produced a token gets its output (all at the same step boundary).
+ * The simulated engine core: requests in (`add`, `abort`), outputs out, stats for `/metrics`.
+ * The step loop itself (schedule → execute → update on an injected clock, roofline step cost)
+ * is `engine-loop.ts`.
  */
-import { stepTimeMs } from './cost';
+import { StepLoop } from './engine-loop';
 import { newSimRequest, type SimRequest } from './engine-request';
-import { DEFAULT_PROFILE, kvBlockBytes, type Profile } from './profile';
-import { Scheduler, type StepPlan } from './scheduler';
-import { randNormal, seededRng } from '../rng';
+import { DEFAULT_PROFILE, type Profile } from './profile';
+import { Scheduler } from './scheduler';
+import { seededRng } from '../rng';
 import type {
   EngineClock,
   EngineConfig,
@@ -16,7 +15,6 @@ import type {
   EngineRequestInput,
   EngineStats,
   SimEngine,
-  StepInfo,
 } from './types';
 
 /** Options of `createEngine`. */
@@ -58,137 +56,31 @@ export interface SimEngineHandle extends SimEngine {
  */
 export function createEngine(opts: EngineOptions): SimEngineHandle {
   const { config, clock } = opts;
-  const profile = opts.profile ?? DEFAULT_PROFILE;
   const seed = opts.seed ?? 0;
-  const jitter = opts.jitter ?? 0;
-  const rng = seededRng(seed ^ 0x5eed);
-  const blockBytes = kvBlockBytes(profile, config.blockSize);
-  const copiesPerBlock = profile.perf.swapCopiesPerBlock;
   const sched = new Scheduler(config);
   const byId = new Map<string, SimRequest>();
-  const stepSubs: ((info: StepInfo) => void)[] = [];
-  const outReqs: SimRequest[] = [];
-  const outs: EngineOutput[] = [];
-  let timer: { cancel(): void } | null = null;
-  let idle = true;
+  const loop = new StepLoop({
+    config,
+    profile: opts.profile ?? DEFAULT_PROFILE,
+    clock,
+    sched,
+    byId,
+    jitter: opts.jitter ?? 0,
+    rng: seededRng(seed ^ 0x5eed),
+    ...(opts.maxLatenessMs !== undefined ? { maxLatenessMs: opts.maxLatenessMs } : {}),
+  });
   let closed = false;
-  let steps = 0;
-  let resyncs = 0;
   let salt = Math.imul(seed, 0x9e3779b1);
-
-  function startStep(startMs: number): void {
-    timer = null;
-    const stuck: SimRequest[] = [];
-    for (;;) {
-      const plan = sched.schedule(startMs);
-      if (plan.scheduled.length > 0) {
-        runStep(startMs, plan);
-        break;
-      }
-      if (plan.preemptions > 0) continue; // everything running was preempted; admit again now
-      const head = sched.swapped.peekFront() ?? sched.waiting.peekFront();
-      if (!head) {
-        idle = true;
-        break;
-      }
-      if (head.arrivalMs > startMs) {
-        startMs = head.arrivalMs; // already ≤ now: it arrived while the last step ran
-        continue;
-      }
-      // Nothing runs and the head still cannot be placed: it never will.
-      sched.abort(head);
-      byId.delete(head.id);
-      stuck.push(head);
-    }
-    for (const r of stuck) {
-      r.onOutput({ newTokens: 0, outputTokens: r.outputTokens, finishReason: 'abort', timeMs: clock.now() });
-    }
-  }
-
-  function runStep(startMs: number, plan: StepPlan): void {
-    const batch = plan.batch;
-    batch.swapBytes = plan.swapBlocks * blockBytes;
-    batch.swapCopies = plan.swapBlocks * copiesPerBlock;
-    let durationMs = stepTimeMs(batch, profile);
-    if (jitter > 0) durationMs *= Math.max(0.1, 1 + jitter * Math.max(-3, Math.min(3, randNormal(rng))));
-    const endMs = startMs + durationMs;
-    const info: StepInfo = {
-      step: ++steps,
-      startMs,
-      endMs,
-      latenessMs: 0,
-      scheduledTokens: plan.scheduledTokens,
-      numDecodes: batch.decodes,
-      prefillTokens: batch.prefillTokens,
-      iterationTokens: 0,
-      running: 0,
-      waiting: 0,
-      preemptions: plan.preemptions,
-    };
-    timer = clock.at(endMs, () => finishStep(info, durationMs));
-  }
-
-  function finishStep(info: StepInfo, durationMs: number): void {
-    timer = null;
-    const now = clock.now();
-    info.latenessMs = Math.max(0, now - info.endMs);
-    outReqs.length = 0;
-    outs.length = 0;
-    info.iterationTokens = sched.update(info.endMs, outReqs, outs);
-    info.running = sched.running.length;
-    info.waiting = sched.waiting.size + sched.swapped.size;
-    let error: unknown;
-    for (let k = 0; k < outReqs.length; k++) {
-      const r = outReqs[k];
-      const out = outs[k];
-      if (out.finishReason) byId.delete(r.id);
-      else if (r.status === 'finished') continue; // aborted by an earlier callback
-      try {
-        r.onOutput(out);
-      } catch (e) {
-        error ??= e;
-      }
-    }
-    for (const fn of stepSubs) {
-      try {
-        fn(info);
-      } catch (e) {
-        error ??= e;
-      }
-    }
-    if (!closed) {
-      let next = info.endMs;
-      if (info.latenessMs > (opts.maxLatenessMs ?? durationMs)) {
-        resyncs++;
-        next = now;
-      }
-      startStep(next);
-    }
-    if (error !== undefined) throw error;
-  }
 
   function add(input: EngineRequestInput, onOutput: (out: EngineOutput) => void): void {
     if (closed) throw new Error('engine is closed; create a new engine to add requests');
     if (byId.has(input.id)) throw new Error(`request id ${input.id} is already in the engine; ids must be unique`);
-    const p = input.promptTokenIds.length;
-    if (p < 1) throw new Error(`request ${input.id} has an empty prompt; send at least one token`);
-    if (p >= config.maxModelLen) {
-      throw new Error(`request ${input.id}: prompt of ${p} tokens leaves no room under max_model_len ${config.maxModelLen}`);
-    }
-    if (Math.ceil(p / config.blockSize) > config.numGpuBlocks - 1) {
-      throw new Error(
-        `request ${input.id}: prompt of ${p} tokens exceeds the KV cache (${(config.numGpuBlocks - 1) * config.blockSize} tokens); ` +
-          `raise --num-gpu-blocks-override / --gpu-memory-utilization or shorten the prompt`,
-      );
-    }
+    checkPromptFits(input, config);
     salt = (salt + 1) | 0;
     const r = newSimRequest(input, clock.now(), salt, onOutput);
     byId.set(input.id, r);
     sched.add(r);
-    if (idle) {
-      idle = false;
-      timer = clock.at(clock.now(), () => startStep(clock.now()));
-    }
+    loop.wake();
   }
 
   function abort(id: string): void {
@@ -198,39 +90,54 @@ export function createEngine(opts: EngineOptions): SimEngineHandle {
     sched.abort(r);
   }
 
-  function stats(): EngineStats {
-    const kv = sched.kv;
-    return {
-      running: sched.running.length,
-      waiting: sched.waiting.size + sched.swapped.size,
-      kvUsage: kv.usage(),
-      numPreemptions: sched.numPreemptions,
-      promptTokens: sched.promptTokens,
-      generationTokens: sched.generationTokens,
-      prefixCacheQueries: kv.prefixQueries,
-      prefixCacheHits: kv.prefixHits,
-      steps,
-      swapOutBlocks: kv.swapOutBlocks,
-      swapInBlocks: kv.swapInBlocks,
-    };
-  }
-
   return {
     config,
     scheduler: sched,
     get resyncs() {
-      return resyncs;
+      return loop.resyncs;
     },
     add,
     abort,
-    stats,
+    stats: () => engineStats(sched, loop.steps),
     onStep(fn) {
-      stepSubs.push(fn);
+      loop.stepSubs.push(fn);
     },
     close() {
       closed = true;
-      timer?.cancel();
-      timer = null;
+      loop.close();
     },
+  };
+}
+
+/** Throws unless the prompt is non-empty, leaves room under max_model_len and fits the whole KV cache. */
+function checkPromptFits(input: EngineRequestInput, config: EngineConfig): void {
+  const p = input.promptTokenIds.length;
+  if (p < 1) throw new Error(`request ${input.id} has an empty prompt; send at least one token`);
+  if (p >= config.maxModelLen) {
+    throw new Error(`request ${input.id}: prompt of ${p} tokens leaves no room under max_model_len ${config.maxModelLen}`);
+  }
+  if (Math.ceil(p / config.blockSize) > config.numGpuBlocks - 1) {
+    throw new Error(
+      `request ${input.id}: prompt of ${p} tokens exceeds the KV cache (${(config.numGpuBlocks - 1) * config.blockSize} tokens); ` +
+        `raise --num-gpu-blocks-override / --gpu-memory-utilization or shorten the prompt`,
+    );
+  }
+}
+
+/** The engine's counters and gauges now (`waiting` counts swapped requests too). */
+function engineStats(sched: Scheduler, steps: number): EngineStats {
+  const kv = sched.kv;
+  return {
+    running: sched.running.length,
+    waiting: sched.waiting.size + sched.swapped.size,
+    kvUsage: kv.usage(),
+    numPreemptions: sched.numPreemptions,
+    promptTokens: sched.promptTokens,
+    generationTokens: sched.generationTokens,
+    prefixCacheQueries: kv.prefixQueries,
+    prefixCacheHits: kv.prefixHits,
+    steps,
+    swapOutBlocks: kv.swapOutBlocks,
+    swapInBlocks: kv.swapInBlocks,
   };
 }

@@ -3,8 +3,9 @@
  * with bootstrap intervals. Pure builders: data in, Plotly `Figure` out.
  */
 import type { RunSummary } from '../types';
+import { percentileOfSorted } from '../stats/percentile';
 import {
-  axisTitle, baseLayout, colorAt, quantileSorted, sortedFinite,
+  axisTitle, baseLayout, colorAt, finitePercentile, quantileToPercent, sortedFinite,
   type ChartOptions, type Figure, type Trace,
 } from './figure';
 
@@ -48,7 +49,7 @@ export function latencyCdf(series: CdfSeries[], opts: CdfOptions = {}): Figure {
       x: xs, y: xs.map((_, k) => (k + 1) / n), line: { shape: 'hv', color },
       hovertemplate: `%{x:.1f} ${unit}: %{y:.1%} of requests at or below<extra>${s.label}</extra>`,
     });
-    const qx = n ? qs.map((q) => quantileSorted(xs, q)) : [];
+    const qx = n ? qs.map((q) => percentileOfSorted(xs, quantileToPercent(q))) : [];
     data.push({
       type: 'scatter', mode: 'markers+text', name: `${s.label} percentiles`, legendgroup: s.label,
       showlegend: false, x: qx, y: n ? qs : [], text: n ? qs.map(pLabel) : [],
@@ -127,11 +128,16 @@ export interface AbOptions extends ChartOptions {
 
 /** `95`, `'95'` or `'p95'` → 0.95. */
 export function percentileToQ(p: number | string): number {
+  return parsePercentile(p) / 100;
+}
+
+/** `95`, `'95'` or `'p95'` → 95; throws outside 0..100. */
+function parsePercentile(p: number | string): number {
   const n = typeof p === 'number' ? p : Number(String(p).replace(/^p/i, ''));
   if (!Number.isFinite(n) || n < 0 || n > 100) {
     throw new Error(`percentile must be 0..100 or 'p50'-style, got ${JSON.stringify(p)}`);
   }
-  return n / 100;
+  return n;
 }
 
 /**
@@ -139,10 +145,10 @@ export function percentileToQ(p: number | string): number {
  * bars from `ci` (none when absent). Trace 0 is the points; with `showValues`, one strip per variant follows.
  */
 export function abComparison(items: AbItem[], opts: AbOptions): Figure {
-  const q = percentileToQ(opts.percentile);
+  const p = parsePercentile(opts.percentile);
   const unit = opts.unit ?? 'ms';
-  const pName = `p${+(q * 100).toFixed(2)}`;
-  const ys = items.map((it) => it.value ?? quantileSorted(sortedFinite(it.values), q));
+  const pName = `p${+p.toFixed(2)}`;
+  const ys = items.map((it) => it.value ?? finitePercentile(it.values, p));
   const x = items.map((it) => it.label);
   const data: Trace[] = [{
     type: opts.style === 'bar' ? 'bar' : 'scatter',

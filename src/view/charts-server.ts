@@ -2,14 +2,16 @@
  * The server timeline: what the client saw (request bars, token ticks, ITL stalls) above what
  * the server reported (`/metrics` scrapes, optional GPU samples) below, on ONE shared time axis.
  * Panels are y axes with stacked `domain`s, all on `xaxis: 'x'`. Cumulative counters become
- * per-scrape increments (preemptions) or rates (tokens/s, prefix-cache hit rate).
+ * per-scrape increments (preemptions) or rates (tokens/s, prefix-cache hit rate), by the rules of
+ * `server/counters.ts` (a counter that goes down is a reset), the same the tables use.
  */
 import type { GpuSample, MetricsSample, RequestRecord } from '../types';
 import {
-  axisTitle, baseLayout, colorAt, msToS, PHASE_COLORS, quantileSorted, sortedFinite,
+  axisTitle, baseLayout, colorAt, msToS, PHASE_COLORS, finitePercentile,
   type Axis, type ChartOptions, type Figure, type Trace,
 } from './figure';
 import { requestBarTraces, type RequestBarsOptions } from './charts-timeline';
+import { counterDeltas, prefixHitRates, type CounterField } from '../server/counters';
 
 /** A series `serverTimeline` can draw below the requests. */
 export type ServerSeries =
@@ -39,17 +41,14 @@ export interface ServerTimelineOptions extends ChartOptions, Omit<RequestBarsOpt
   stallFactor?: number;
 }
 
-/** Per-scrape increments of a cumulative counter (first scrape: none; a reset counts as 0). */
-export function counterIncrements(samples: MetricsSample[], field: keyof MetricsSample): { tMs: number; inc: number; dtMs: number }[] {
-  const out: { tMs: number; inc: number; dtMs: number }[] = [];
-  let prev: MetricsSample | undefined;
-  for (const s of samples) {
-    const v = s[field];
-    if (v === undefined) continue;
-    if (prev) out.push({ tMs: s.tMs, inc: Math.max(0, v - (prev[field] as number)), dtMs: s.tMs - prev.tMs });
-    prev = s;
-  }
-  return out;
+/**
+ * Per-scrape increments of a cumulative counter, at the end of each scrape interval: a view of
+ * `counterDeltas` (server/counters.ts, the one owner of the counter rules), so a counter that went
+ * down counts as a reset (`inc` = the new value, PromQL's `increase()`) and a chart agrees with
+ * `counterIncrease` in the table beside it.
+ */
+export function counterIncrements(samples: MetricsSample[], field: CounterField): { tMs: number; inc: number; dtMs: number }[] {
+  return counterDeltas(samples, field).map((d) => ({ tMs: d.endMs, inc: d.delta, dtMs: d.endMs - d.startMs }));
 }
 
 function line(name: string, yaxis: string, x: number[], y: number[], color: string, extra: Record<string, unknown> = {}): Trace {
@@ -81,10 +80,8 @@ function seriesTraces(s: ServerSeries, metrics: MetricsSample[], gpu: GpuSample[
       }];
     }
     case 'prefixHitRate': {
-      const q = counterIncrements(metrics, 'prefixQueriesTotal');
-      const h = new Map(counterIncrements(metrics, 'prefixHitsTotal').map((d) => [d.tMs, d.inc]));
-      return [line(name, yaxis, q.map((d) => msToS(d.tMs)),
-        q.map((d) => (d.inc > 0 && h.has(d.tMs) ? (100 * h.get(d.tMs)!) / d.inc : NaN)), color)];
+      const rates = prefixHitRates(metrics);
+      return [line(name, yaxis, rates.map((d) => msToS(d.endMs)), rates.map((d) => 100 * d.hitRate), color)];
     }
     case 'gpuUtil': case 'gpuMem': {
       const ids = [...new Set(gpu.map((g) => g.gpu))];
@@ -111,7 +108,7 @@ export function serverTimeline(records: RequestRecord[], metrics: MetricsSample[
 
   const data = requestBarTraces(records, { colorBy: opts.colorBy, ticks: opts.ticks, yaxis: 'y' });
   const factor = opts.stallFactor ?? 5;
-  const median = quantileSorted(sortedFinite(records.flatMap((r) => r.itlMs)), 0.5);
+  const median = finitePercentile(records.flatMap((r) => r.itlMs), 50);
   const stalls = records.flatMap((r) =>
     r.itlMs.flatMap((gap, k) => (gap > factor * median && k + 1 < r.chunkMs.length ? [{ r, gap, tMs: r.chunkMs[k + 1] }] : [])));
   data.push({

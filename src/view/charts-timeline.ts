@@ -4,7 +4,7 @@
  */
 import type { RequestRecord } from '../types';
 import {
-  axisTitle, baseLayout, colorAt, msToS, PHASE_COLORS, quantileSorted, sortedFinite,
+  axisTitle, baseLayout, colorAt, msToS, PHASE_COLORS, finitePercentile,
   type ChartOptions, type Figure, type Trace,
 } from './figure';
 
@@ -139,7 +139,7 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
       hovertemplate: '%{text}: %{y:.1f} ms at %{x:.3f} s<extra></extra>',
     });
   }
-  const median = quantileSorted(sortedFinite(rs.flatMap((r) => r.itlMs)), 0.5);
+  const median = finitePercentile(rs.flatMap((r) => r.itlMs), 50);
   const title = opts.tag === undefined ? 'Inter-token gaps over time' : `Inter-token gaps over time [${opts.tag}]`;
   const layout = baseLayout(title, opts);
   layout.xaxis = { title: axisTitle('run time (s)'), rangemode: 'tozero' };

@@ -1,8 +1,10 @@
 /**
  * The figure shape every chart builder returns: a plain Plotly `{ data, layout }` object.
  * Typed with small local interfaces (no `@types/plotly`), open-ended so any Plotly attribute
- * can be set. Also the few helpers the builders share: titles, colours, quantiles.
+ * can be set. Also the few helpers the builders share: titles, colours, percentiles (owned by
+ * `stats/percentile`; never a second method here).
  */
+import { percentileOfSorted } from '../stats/percentile';
 
 import { provenanceSuffix, type Provenance } from './provenance';
 
@@ -98,16 +100,16 @@ export function sortedFinite(values: readonly number[]): number[] {
 }
 
 /**
- * Quantile `q` (0..1) of ascending `sorted` values by linear interpolation at `(n-1)·q`
- * (numpy's default, the method src/stats uses). NaN for an empty array.
+ * Percentile `p` (0..100) of the finite numbers of `values`, by `stats/percentile`'s numpy-exact
+ * method, so a chart's p99 is bit-for-bit the p99 of the table beside it. NaN when none is finite.
  */
-export function quantileSorted(sorted: readonly number[], q: number): number {
-  const n = sorted.length;
-  if (n === 0) return NaN;
-  const pos = (n - 1) * Math.min(1, Math.max(0, q));
-  const lo = Math.floor(pos);
-  const hi = Math.min(n - 1, lo + 1);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+export function finitePercentile(values: readonly number[], p: number): number {
+  return percentileOfSorted(sortedFinite(values), p);
+}
+
+/** A quantile `q` (0..1, e.g. 0.99) as the percentile (0..100) it names: `+(q·100).toFixed(10)`, so 0.07 → 7, not 7.000000000000001. */
+export function quantileToPercent(q: number): number {
+  return +(Math.min(1, Math.max(0, q)) * 100).toFixed(10);
 }
 
 /** Milliseconds on the run clock → seconds, the unit of every time axis. */

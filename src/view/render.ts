@@ -15,12 +15,10 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { createRequire } from 'module';
 import { randomBytes } from 'crypto';
+import { displayHtml, kernelDisplay, renderState } from './display';
 import type { Figure } from './figure';
 
-/** The part of tslab's `display` used here; `setHtmlDisplay` accepts any such object. */
-export interface HtmlDisplay {
-  html(s: string): void;
-}
+export { displayHtml, setHtmlDisplay, type HtmlDisplay } from './display';
 
 /** How standalone HTML files get plotly.js: inlined (default, one self-contained file) or a sibling `plotly.min.js`. */
 export type PlotlyJsMode = 'inline' | 'sibling';
@@ -54,61 +52,14 @@ const DEFAULT_CONFIG = { responsive: true, displaylogo: false };
 /** How long a chart waits for `window.Plotly` before saying why it cannot draw, ms. */
 const WAIT_FOR_PLOTLY_MS = 20000;
 
-/** Session state lives on globalThis so that a module re-loaded by the kernel (edited source) keeps it. */
-interface RenderState {
-  injected: boolean;
-  display?: HtmlDisplay | null;
-}
-function state(): RenderState {
-  const g = globalThis as unknown as { __loadlabRender?: RenderState };
-  if (!g.__loadlabRender) g.__loadlabRender = { injected: false };
-  return g.__loadlabRender;
-}
-
 /** Forget that plotly.js was emitted, so the next chart inlines it again (tests, cleared outputs). */
 export function resetPlotlyInjection(): void {
-  state().injected = false;
+  renderState().injected = false;
 }
 
 /** Whether plotly.js has been emitted in this session. */
 export function plotlyInjected(): boolean {
-  return state().injected;
-}
-
-/**
- * Send notebook output to `d` instead of the auto-detected tslab display; `null` means "no kernel"
- * (show/table only return HTML); `undefined` restores auto-detection.
- */
-export function setHtmlDisplay(d: HtmlDisplay | null | undefined): void {
-  state().display = d;
-}
-
-/** tslab's display inside a kernel, else null. tslab hooks `require('tslab')` in code it compiles. */
-function kernelDisplay(): HtmlDisplay | null {
-  const override = state().display;
-  if (override !== undefined) return override;
-  if ((globalThis as { __tslab__?: unknown }).__tslab__ === undefined) return null;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return typeof require === 'function' ? (require('tslab').display as HtmlDisplay) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Display `html` in the notebook when running in a kernel. Returns true if it was displayed.
- * Used by `show` and `table`.
- */
-export function displayHtml(html: string): boolean {
-  const d = kernelDisplay();
-  if (!d) return false;
-  try {
-    d.html(html);
-    return true;
-  } catch {
-    return false; // tslab's "Not ready": loaded in a kernel process but outside a cell
-  }
+  return renderState().injected;
 }
 
 /** `require` in CommonJS (the tslab kernel); one rooted at the working directory in ESM (vitest, tsx). */
@@ -179,7 +130,7 @@ function withTitle(fig: Figure, title?: string): Figure {
  * since later charts rely on that copy of the library.
  */
 export function figureHtml(fig: Figure, opts: FigureHtmlOptions = {}): string {
-  const s = state();
+  const s = renderState();
   const include = opts.includePlotly ?? !s.injected;
   const id = opts.divId ?? `loadlab-plot-${randomBytes(6).toString('hex')}`;
   const height = typeof fig.layout.height === 'number' ? fig.layout.height : 450;
@@ -242,7 +193,7 @@ export function saveFigure(fig: Figure, file: string, opts: SaveOptions = {}): s
 export function show(fig: Figure, opts: ShowOptions = {}): string | undefined {
   const f = withTitle(fig, opts.title);
   if (opts.saveTo) saveFigure(f, opts.saveTo, opts);
-  const s = state();
+  const s = renderState();
   const before = s.injected;
   const html = figureHtml(f);
   if (displayHtml(html)) return undefined;

@@ -1,0 +1,88 @@
+/**
+ * The end of a run: the summary of what was recorded (with the client-bound and sim-behind
+ * verdicts), the manifest's `client` block, and saving both. An interrupted run is saved too:
+ * its summary is written and its manifest says `'interrupted'`, so nothing measured is lost.
+ */
+
+import { writeJsonAtomic } from '../run/atomic';
+import type { RunManifest } from '../run/manifest';
+import type { RunWriter } from '../run/store';
+import { summarizeRun } from '../stats/summary';
+import type { RequestRecord, RunSummary, Slo } from '../types';
+import type { ClientHealth, SimLatenessVerdict } from './health';
+
+/** What the load phase of a run observed, beside its records. */
+export interface RunObservations {
+  clientHealth: ClientHealth;
+  simLateness?: SimLatenessVerdict;
+  /** How late the pacer sent each scheduled request, ms. */
+  latenessMs: number[];
+}
+
+/** Summary of the measured records plus the health verdicts. */
+export function runSummary(records: readonly RequestRecord[], slo: Slo | undefined, seen: RunObservations): RunSummary {
+  return {
+    ...summarizeRun(records, slo ? { slo } : {}),
+    health: {
+      clientBound: seen.clientHealth.clientBound,
+      simBehind: seen.simLateness?.simBehind ?? false,
+      warnings: [...seen.clientHealth.reasons, ...(seen.simLateness?.reasons ?? [])],
+    },
+  };
+}
+
+/** The run's counts for the manifest's `client` block. */
+export interface RunCounts {
+  peakInFlight: number;
+  connections: number;
+  plannedRequests: number;
+  warmup: number;
+  sent: number;
+  recorded: number;
+  /** What the prompt-length preflight found (or why it was skipped). */
+  preflight: unknown;
+}
+
+/**
+ * The manifest patch of a finished run: the `client` block (counts, schedule lateness p50/max,
+ * client health, sim lateness) and, when interrupted, a note of how far it got.
+ */
+export function runPatch(manifest: RunManifest, counts: RunCounts, seen: RunObservations, interrupted: boolean): Partial<RunManifest> {
+  const sortedLate = [...seen.latenessMs].sort((a, b) => a - b);
+  const patch: Partial<RunManifest> = {
+    client: {
+      ...(manifest.client ?? {}),
+      ...counts,
+      ...(sortedLate.length > 0
+        ? { scheduleLatenessMs: { p50: sortedLate[sortedLate.length >> 1], max: sortedLate[sortedLate.length - 1] } }
+        : {}),
+      ...seen.clientHealth,
+      ...(seen.simLateness ? { simLateness: seen.simLateness } : {}),
+    },
+  };
+  if (interrupted) {
+    patch.notes = [...(manifest.notes ?? []), `interrupted after ${counts.sent} of ${counts.warmup + counts.plannedRequests} requests were sent`];
+  }
+  return patch;
+}
+
+/**
+ * Save the end of a run and return its final manifest: on disk through `writer` (status
+ * `'complete'`, or `'interrupted'` with its summary still written), else in memory.
+ */
+export function saveOutcome(
+  writer: RunWriter | undefined,
+  manifest: RunManifest,
+  summary: RunSummary,
+  patch: Partial<RunManifest>,
+  status: 'complete' | 'interrupted',
+): RunManifest {
+  if (!writer) return { ...manifest, ...patch, status, endedAt: new Date().toISOString() };
+  if (status === 'complete') writer.finish(summary, patch);
+  else {
+    // The store's finish() always marks 'complete'; an interrupted run still gets its summary.
+    writeJsonAtomic(writer.path('summary.json'), summary);
+    writer.abort('interrupted', patch);
+  }
+  return writer.manifest;
+}

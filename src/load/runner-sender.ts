@@ -1,0 +1,79 @@
+/**
+ * Sends one request of a run and keeps what it measured: the record is kept in memory, appended
+ * to `requests.jsonl` (before the caller hears of it), counted by the progress line, then passed
+ * to the caller's `onRecord`. Tracks requests in flight, their peak, and how many were sent.
+ */
+
+import { randomBytes } from 'node:crypto';
+import type { Client } from '../client/client';
+import type { RunWriter } from '../run/store';
+import type { RequestRecord, RequestSpec } from '../types';
+import type { ProgressTracker } from './progress';
+
+/** What `createRunSender` needs: the client, the stop signal and where records go. */
+export interface RunSenderOptions {
+  client: Pick<Client, 'send'>;
+  /** No new send after it fired; in-flight requests are cancelled by it. */
+  signal: AbortSignal;
+  progress: Pick<ProgressTracker, 'setInFlight' | 'record'>;
+  writer?: RunWriter;
+  onRecord?: (r: RequestRecord) => void;
+}
+
+/** A run's sender and what it counted so far. */
+export interface RunSender {
+  /** Send request `index` (run-wide, warm-up first); resolves once its record is kept. Does nothing after the stop. */
+  fire(index: number, spec: RequestSpec, intendedStartMs: number, isWarmup: boolean): Promise<void>;
+  /** Every record in finishing order. */
+  readonly records: RequestRecord[];
+  /** Most requests in flight at once. */
+  readonly peakInFlight: number;
+  /** Requests handed to the client. */
+  readonly sent: number;
+  /** The first error an `onRecord` call threw, to rethrow once the run is saved. */
+  readonly callbackError: unknown;
+}
+
+/** A sender whose request ids are `ll-<8 random hex>-<index>`. */
+export function createRunSender(o: RunSenderOptions): RunSender {
+  const idPrefix = `ll-${randomBytes(4).toString('hex')}`;
+  const records: RequestRecord[] = [];
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let sent = 0;
+  let callbackError: unknown;
+
+  const keep = (record: RequestRecord) => {
+    records.push(record);
+    o.writer?.append(record);
+    o.progress.record(record.ok, record.ttftMs, record.warmup);
+    try {
+      o.onRecord?.(record);
+    } catch (err) {
+      callbackError ??= err;
+    }
+  };
+  const fire = async (index: number, spec: RequestSpec, intendedStartMs: number, isWarmup: boolean) => {
+    if (o.signal.aborted) return;
+    inFlight++;
+    sent++;
+    peakInFlight = Math.max(peakInFlight, inFlight);
+    o.progress.setInFlight(inFlight);
+    let record: RequestRecord;
+    try {
+      const meta = { index, warmup: isWarmup, intendedStartMs, requestId: `${idPrefix}-${index}`, signal: o.signal };
+      record = await o.client.send(spec, meta);
+    } finally {
+      inFlight--;
+      o.progress.setInFlight(inFlight);
+    }
+    keep(record);
+  };
+  return {
+    fire,
+    records,
+    get peakInFlight() { return peakInFlight; },
+    get sent() { return sent; },
+    get callbackError() { return callbackError; },
+  };
+}
