@@ -3,8 +3,7 @@
  * writes them back out (`toServeArgs`). Parsing follows argparse: `--flag value` or
  * `--flag=value`, booleans as `--x` / `--no-x` (BooleanOptionalAction), one positional model.
  */
-import type { FaultSettings } from '../sim/faults';
-import type { ServerFlags } from '../sim/types';
+import type { FaultSettings, ServerFlags } from './flag-types';
 
 /** The model the lessons serve (positional `vllm serve <model>`, and the default served name). */
 export const DEFAULT_MODEL = 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4';
