@@ -10,7 +10,7 @@ import { runLoad } from '../load/runner';
 import { burst, closedLoop, describeShape, openLoop, type LoadShape } from '../load/shapes';
 import { makeRequest } from '../load/workload';
 import type { Api } from '../types';
-import type { CliIo } from './main';
+import type { CliIo } from './io';
 import { formatRunReport } from './report';
 
 /** Usage of `loadlab run`. */
