@@ -53,6 +53,7 @@ export interface FlagSpec {
 }
 
 /** The flags table: the single description of every flag the simulator understands. */
+// biome-ignore format: one flag per row reads as a table
 export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'host', cli: '--host', type: 'string', vllm: true, into: 'args', help: 'Bind address (default 127.0.0.1: loopback only).' },
   { key: 'port', cli: '--port', type: 'int', min: 0, max: 65535, vllm: true, into: 'args', help: 'TCP port (default 8000; 0 = pick a free port).' },
