@@ -56,4 +56,3 @@ export interface FaultSettings {
   /** The server exits (code 1, a CUDA OOM error on stderr) this many s after it starts listening (after a POST: after the POST). 0 = off (default). */
   exitAfterS?: number;
 }
-
