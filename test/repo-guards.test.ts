@@ -35,16 +35,16 @@ describe('src/ stays loadable by the tslab kernel', () => {
  * files directly in src/ (types, rng, paths); `index` is src/index.ts.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['shared'], //                        records, error codes, seeded RNG, package paths
-  ['proc', 'wire'], //                  one child-process helper; vLLM's SSE/usage/error shapes
-  ['client'], //                        body, request, timing, errors, url, http-get
-  ['workload', 'schedule', 'stats', 'run'], // what is sent; when; percentiles and summaries; run files
-  ['vllm', 'observe', 'view'], //       serve flags + launching; /metrics, nvidia-smi; figures and tables
-  ['sim', 'runner'], //                 the simulated vLLM (its own process); one measured run
-  ['calibrate'], //                     measuring the measurer (models a step with sim's cost)
-  ['lesson'], //                        what notebooks call: measure, openTarget, helpers
-  ['cli'], //                           the loadlab command
-  ['index'], //                         the public API
+  ['shared'], //                              records, error codes, seeded RNG, package paths
+  ['proc', 'wire'], //                        child processes (spawn, which); vLLM's SSE/usage/error shapes
+  ['client'], //                              body, request, timing, errors, url, http-get
+  ['schedule', 'stats', 'run'], //            when requests are sent; percentiles and summaries; run files
+  ['workload', 'vllm', 'observe', 'view'], // what is sent; serve flags + launching; /metrics, nvidia-smi; figures, tables
+  ['sim', 'runner'], //                       the simulated vLLM (its own process); one measured run
+  ['calibrate'], //                           measuring the measurer (models a step with sim's cost)
+  ['lesson'], //                              what notebooks call: measure, openTarget, helpers
+  ['cli'], //                                 the loadlab command
+  ['index'], //                               the public API
 ];
 /** The simulator runs as its own process: it speaks vLLM's API and reads only the vocabulary below it. */
 const SIM_MAY_IMPORT = new Set(['shared', 'proc', 'wire', 'vllm', 'sim']);
