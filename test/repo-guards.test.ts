@@ -36,7 +36,7 @@ describe('src/ stays loadable by the tslab kernel', () => {
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['shared'], //                              records, error codes, seeded RNG, package paths
-  ['proc', 'wire'], //                        child processes (spawn, which); vLLM's SSE/usage/error shapes
+  ['proc', 'wire'], //                        child processes (spawn, groups, ports, which); vLLM's SSE/usage/error shapes
   ['client'], //                              body, request, timing, errors, url, http-get
   ['schedule', 'stats', 'run'], //            when requests are sent; percentiles and summaries; run files
   ['workload', 'vllm', 'observe', 'view'], // what is sent; serve flags + launching; /metrics, nvidia-smi; figures, tables
