@@ -8,12 +8,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../paths';
+import type { CliIo } from './io';
 
-/** Where the CLI writes; default the process streams. */
-export interface CliIo {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-}
+/** Where the CLI writes (declared in `./io`, re-exported for callers of `main`). */
+export type { CliIo } from './io';
 
 /** Top-level usage text. */
 export const MAIN_HELP = `loadlab: load-test an LLM server (vLLM) and learn what TTFT, TPOT, ITL and E2E do under load

@@ -13,7 +13,7 @@ import { explainNoModels } from '../load/target-diagnosis';
 import { makeRequest } from '../load/workload';
 import { checkRunDir } from '../run/folder';
 import type { Api } from '../types';
-import type { CliIo } from './main';
+import type { CliIo } from './io';
 import { formatRunReport } from './report';
 
 /** Usage of `loadlab run`. */

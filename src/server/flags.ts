@@ -3,8 +3,7 @@
  * writes them back out (`toServeArgs`). Parsing follows argparse: `--flag value` or
  * `--flag=value`, booleans as `--x` / `--no-x` (BooleanOptionalAction), one positional model.
  */
-import type { FaultSettings } from '../sim/faults';
-import type { ServerFlags } from '../sim/types';
+import type { FaultSettings, ServerFlags } from './flag-types';
 
 /** The model the lessons serve (positional `vllm serve <model>`, and the default served name). */
 export const DEFAULT_MODEL = 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4';
@@ -54,6 +53,7 @@ export interface FlagSpec {
 }
 
 /** The flags table: the single description of every flag the simulator understands. */
+// biome-ignore format: one flag per row reads as a table
 export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'host', cli: '--host', type: 'string', vllm: true, into: 'args', help: 'Bind address (default 127.0.0.1: loopback only).' },
   { key: 'port', cli: '--port', type: 'int', min: 0, max: 65535, vllm: true, into: 'args', help: 'TCP port (default 8000; 0 = pick a free port).' },

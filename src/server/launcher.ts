@@ -11,7 +11,7 @@ import { homedir } from 'node:os';
 import type { Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { ServerFlags } from '../sim/types';
+import type { ServerFlags } from './flag-types';
 import { serveArgWarnings, toServeArgs } from './flags';
 import { httpGet } from './http-get';
 import { guardedSpawn } from '../proc/orphan-guard';

@@ -17,40 +17,15 @@
 import { seededRng, type Rng } from '../rng';
 import { SERVE_FLAGS } from '../server/flags';
 import { ApiError, type Reply, type ReplyHooks, type RequestInfo } from './reply';
+import type { FaultSettings } from '../server/flag-types';
 
 /** The kinds of injected fault, in the order their fractions are stacked. */
 export const FAULT_KINDS = ['http_500', 'http_503', 'reset', 'stream_error', 'stall', 'slow_headers', 'malformed'] as const;
 /** One kind of injected fault (the `kind` label on /metrics). */
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
-/**
- * Fault settings: the `--fault-*` flags, camelCase, and the JSON body of `POST /loadlab/faults`.
- * Fractions are of completion requests, in [0, 1], all together ≤ 1. Undefined = default.
- */
-export interface FaultSettings {
-  /** Answered HTTP 500 with vLLM's error body. Default 0. */
-  http500?: number;
-  /** Answered HTTP 503 with vLLM's error body. Default 0. */
-  http503?: number;
-  /** Connection dropped mid-stream (socket destroyed after `afterChunks` events). Default 0. */
-  reset?: number;
-  /** vLLM's mid-stream `{"error": …}` event (json.dumps spacing), then `[DONE]`. Default 0. */
-  streamError?: number;
-  /** Stream stalls for `stallS` after `afterChunks` events, then carries on. Default 0. */
-  stall?: number;
-  /** Length of a stall, s. Default 5. */
-  stallS?: number;
-  /** Response headers (the 200) delayed by `slowHeadersS`. Default 0. */
-  slowHeaders?: number;
-  /** Delay before the headers, s. Default 2. */
-  slowHeadersS?: number;
-  /** One event's JSON cut in half mid-stream; the stream then carries on. Default 0. */
-  malformed?: number;
-  /** SSE events sent before a mid-stream fault strikes. Default 2. */
-  afterChunks?: number;
-  /** The server exits (code 1, a CUDA OOM error on stderr) this many s after it starts listening (after a POST: after the POST). 0 = off (default). */
-  exitAfterS?: number;
-}
+/** Fault settings: declared with the other `vllm serve` flags (src/server/flag-types.ts), re-exported here. */
+export type { FaultSettings } from '../server/flag-types';
 
 /** Which setting holds each kind's fraction. */
 export const FRACTION_FIELD: Readonly<Record<FaultKind, keyof FaultSettings>> = {

@@ -103,28 +103,8 @@ export interface StepInfo {
   preemptions: number;
 }
 
-/**
- * `vllm serve` flags, camelCase. Undefined means "vLLM's default" (resolved by the engine
- * config from the hardware profile). Described once in `src/server/flags.ts` and shared by
- * the simulator and the real-vLLM launcher.
- */
-export interface ServerFlags {
-  servedModelName?: string;
-  maxModelLen?: number;
-  maxNumSeqs?: number;
-  maxNumBatchedTokens?: number;
-  enableChunkedPrefill?: boolean;
-  longPrefillTokenThreshold?: number;
-  gpuMemoryUtilization?: number;
-  enablePrefixCaching?: boolean;
-  numGpuBlocksOverride?: number;
-  blockSize?: number;
-  /** GiB of CPU swap space (simulator swap mode, V0 behaviour). */
-  swapSpace?: number;
-  /** Simulator only: `swap` reproduces V0; vLLM V1 only recomputes. */
-  preemptionMode?: 'recompute' | 'swap';
-  seed?: number;
-}
+/** `vllm serve` flags: declared in src/server/flag-types.ts (the vLLM layer), re-exported here. */
+export type { ServerFlags } from '../server/flag-types';
 
 /** The engine as the HTTP surface uses it. Created by `createEngine` in `engine.ts`. */
 export interface SimEngine {
