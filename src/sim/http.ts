@@ -10,10 +10,12 @@ import type { AddressInfo } from 'node:net';
 import type { Rng } from '../rng';
 import { runGeneration, type GenServer } from './generate';
 import type { SimMetrics } from './metrics';
+import { MethodNotAllowed } from './method-not-allowed';
+import { OffLoopTokenizer, promptOf, renderableMessages, requestedOutput } from './prompt-tokens';
 import type { QueueTimes } from './queue-time';
 import { ApiError, nodeReply, type Reply, type ReplyHooks, type RequestInfo } from './reply';
 import { checkModel, parseGenRequest, validationError } from './requests';
-import type { ChatMessageIn, SimTokenizer } from './tokens';
+import { renderChat, type ChatMessageIn, type SimTokenizer } from './tokens';
 import type { SimEngine } from './types';
 
 /** The vLLM release whose HTTP surface the simulator emulates (`GET /version`). */
@@ -92,6 +94,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     engine: opts.engine, tok: opts.tok, metrics: opts.metrics, queue: opts.queueTimes, model, now, rng: opts.rng,
     apiOverheadMs: opts.apiOverheadMs ?? 0, promptTokensDetails: opts.enablePromptTokensDetails ?? false,
   };
+  const offLoop = new OffLoopTokenizer(opts.tok);
   let seq = 0;
   const startS = Math.floor(Date.now() / 1000);
 
@@ -113,10 +116,15 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     const { method, path } = info;
     const is = (m: string, p: string) => path === p && (method === m || (m === 'GET' && method === 'HEAD'));
     if (path === '/v1/chat/completions' || path === '/v1/completions') {
-      if (method !== 'POST') throw new ApiError(405, 'Method Not Allowed', 'Method Not Allowed');
+      if (method !== 'POST') throw new MethodNotAllowed(['POST']);
       const api = path === '/v1/chat/completions' ? 'chat' : 'completions';
       const body = await readJson(req);
-      const g = parseGenRequest(api, body, opts.tok, rules);
+      checkModel(body, rules);
+      // Tokenized off the event loop (prompt-tokens.ts); a prompt too long by its characters is refused first.
+      const text = promptOf(api, body);
+      if (text !== undefined) offLoop.checkLength(text, requestedOutput(api, body), rules.maxModelLen);
+      const tok = text === undefined ? opts.tok : offLoop.knowing(text, await offLoop.encode(text, rules.maxModelLen - 1));
+      const g = parseGenRequest(api, body, tok, rules);
       const header = req.headers['x-request-id'];
       const rid = (Array.isArray(header) ? header[0] : header) || (typeof body.request_id === 'string' && body.request_id) || randomBytes(8).toString('hex');
       const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${rid}`;
@@ -133,10 +141,13 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       const body = await readJson(req);
       checkModel(body, rules);
       let tokens: number[];
-      if (Array.isArray(body.messages)) {
+      const messages = renderableMessages(body.messages);
+      if (messages) {
+        tokens = await offLoop.encode(renderChat(messages, { addGenerationPrompt: body.add_generation_prompt !== false }), rules.maxModelLen - 1);
+      } else if (Array.isArray(body.messages)) {
         tokens = opts.tok.encodeChat(body.messages as ChatMessageIn[], { addGenerationPrompt: body.add_generation_prompt !== false });
       } else if (typeof body.prompt === 'string') {
-        tokens = opts.tok.encodePrompt(body.prompt);
+        tokens = await offLoop.encode(body.prompt, rules.maxModelLen - 1);
       } else throw validationError('prompt', 'Field required: send "prompt" (a string) or "messages"', 'prompt');
       reply.json(200, {
         count: tokens.length, max_model_len: rules.maxModelLen, tokens: tokens.slice(),
@@ -148,8 +159,10 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       const ids = body.tokens;
       if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0)) throw validationError('tokens', 'Input should be a list of token ids', 'tokens');
       reply.json(200, { prompt: opts.tok.decode(ids as number[]) });
-    } else if (['/v1/models', '/health', '/version', '/metrics', '/tokenize', '/detokenize'].includes(path)) {
-      throw new ApiError(405, 'Method Not Allowed', 'Method Not Allowed');
+    } else if (['/v1/models', '/health', '/version', '/metrics'].includes(path)) {
+      throw new MethodNotAllowed(['GET', 'HEAD']);
+    } else if (path === '/tokenize' || path === '/detokenize') {
+      throw new MethodNotAllowed(['POST']);
     } else {
       throw new ApiError(404, 'Not Found', 'Not Found');
     }
@@ -166,6 +179,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     const fail = (err: unknown) => {
       const e = err instanceof ApiError ? err : new ApiError(500, 'Internal server error', 'InternalServerError');
       if (!(err instanceof ApiError)) console.error('[loadlab-sim] internal error:', err);
+      if (e instanceof MethodNotAllowed && !res.headersSent) res.setHeader('Allow', e.allow);
       if (res.headersSent) {
         reply.streamError(e);
         reply.done();
@@ -191,7 +205,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     },
     close() {
       return new Promise((resolve) => {
-        server.close(() => resolve());
+        server.close(() => void offLoop.close().then(() => resolve()));
         server.closeAllConnections();
       });
     },

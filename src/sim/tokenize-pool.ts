@@ -1,0 +1,111 @@
+/**
+ * Tokenizes prompts off the simulator's event loop, in worker threads, as vLLM does: its API
+ * server awaits the tokenizer in a thread pool (`vllm/entrypoints/openai/serving_engine.py`,
+ * `_tokenize_prompt_input_async` through `AsyncMicrobatchTokenizer`, which runs the HF
+ * tokenizer in a `ThreadPoolExecutor`), so /health and running streams never wait for it.
+ * Two lanes: a persistent worker for ordinary prompts, and a worker for very long ones that
+ * ends when its queue drains, so one huge prompt neither delays the others nor keeps its
+ * memory. The worker is a plain CommonJS file (tokenize-worker.cjs) found from the package root.
+ */
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { packageRoot } from '../paths';
+
+/** Prompts longer than this (characters) go to the long-prompt lane. Default 256 Ki chars. */
+export const LONG_PROMPT_CHARS = 256 * 1024;
+
+interface Job {
+  text: string;
+  resolve: (ids: number[]) => void;
+  reject: (err: Error) => void;
+}
+
+/** One worker thread and its queue; spawned on first use, respawned after a crash. */
+class Lane {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Job>();
+  private seq = 0;
+
+  /** `keep`: keep the worker after its queue drains (false = end it, freeing its memory). */
+  constructor(private readonly keep: boolean) {}
+
+  get busy(): number {
+    return this.pending.size;
+  }
+
+  encode(text: string): Promise<number[]> {
+    return new Promise((resolve, reject) => {
+      const id = ++this.seq;
+      this.pending.set(id, { text, resolve, reject });
+      const w = this.spawn();
+      w.ref();
+      w.postMessage({ id, text });
+    });
+  }
+
+  close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    this.fail(new Error('the tokenizer was closed'));
+    return w ? w.terminate().then(() => undefined) : Promise.resolve();
+  }
+
+  private spawn(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(join(packageRoot(), 'src', 'sim', 'tokenize-worker.cjs'), {
+      workerData: { packageJson: join(packageRoot(), 'package.json') },
+      execArgv: [], // no tsx loader needed (plain .cjs), and none of the parent's flags
+      stdout: false, stderr: false,
+    });
+    w.on('message', (m: { id: number; ids?: Int32Array; error?: string }) => {
+      const job = this.pending.get(m.id);
+      if (!job) return;
+      this.pending.delete(m.id);
+      if (m.ids) job.resolve(Array.from(m.ids));
+      else job.reject(new Error(m.error ?? 'tokenizer worker failed'));
+      if (this.pending.size === 0) this.idle(w);
+    });
+    w.on('error', (err) => this.crashed(w, err));
+    w.on('exit', (code) => this.crashed(w, new Error(`tokenizer worker exited with code ${code}`)));
+    this.worker = w;
+    return w;
+  }
+
+  private idle(w: Worker): void {
+    if (this.keep) return void w.unref();
+    this.worker = undefined;
+    void w.terminate();
+  }
+
+  private crashed(w: Worker, err: Error): void {
+    if (this.worker !== w) return;
+    this.worker = undefined;
+    this.fail(err);
+  }
+
+  private fail(err: Error): void {
+    for (const job of this.pending.values()) job.reject(err);
+    this.pending.clear();
+  }
+}
+
+/** Tokenizes prompts in worker threads; `close()` ends them. */
+export class TokenizePool {
+  private readonly ordinary = new Lane(true);
+  private readonly long = new Lane(false);
+
+  /** Token ids of `text` (no special tokens added), computed in a worker thread. */
+  encode(text: string): Promise<number[]> {
+    return (text.length > LONG_PROMPT_CHARS ? this.long : this.ordinary).encode(text);
+  }
+
+  /** Jobs waiting or running, both lanes. */
+  get busy(): number {
+    return this.ordinary.busy + this.long.busy;
+  }
+
+  /** End both workers; pending jobs reject. */
+  async close(): Promise<void> {
+    await Promise.all([this.ordinary.close(), this.long.close()]);
+  }
+}

