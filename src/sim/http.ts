@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Rng } from '../rng';
 import { runGeneration, type GenServer } from './generate';
 import type { SimMetrics } from './metrics';
+import { readJson } from './body';
 import { MethodNotAllowed } from './method-not-allowed';
 import { OffLoopTokenizer, promptOf, renderableMessages, requestedOutput } from './prompt-tokens';
 import type { QueueTimes } from './queue-time';
@@ -55,36 +56,6 @@ export interface SimServer {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (b: Buffer) => {
-      size += b.length;
-      if (size > MAX_BODY_BYTES) reject(new ApiError(413, 'Request Entity Too Large', 'Request Entity Too Large'));
-      else parts.push(b);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const media = String(req.headers['content-type'] ?? '').toLowerCase().split(';')[0].trim();
-  if (media !== 'application/json') throw new ApiError(400, "Unsupported Media Type: Only 'application/json' is allowed", 'Bad Request');
-  const text = await readBody(req);
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (err) {
-    throw new ApiError(400, `1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${(err as Error).message.replace(/'/g, '"')}'}}`, 'Bad Request');
-  }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw validationError('body', 'Input should be a valid dictionary or object', null);
-  return v as Record<string, unknown>;
-}
-
 /** Creates the simulator's HTTP server (not yet listening). */
 export function createSimServer(opts: SimServerOptions): SimServer {
   const now = opts.now ?? (() => performance.now());
@@ -95,6 +66,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     apiOverheadMs: opts.apiOverheadMs ?? 0, promptTokensDetails: opts.enablePromptTokensDetails ?? false,
   };
   const offLoop = new OffLoopTokenizer(opts.tok);
+  const parseBig = (bytes: Buffer) => offLoop.parseJson(bytes);
   let seq = 0;
   const startS = Math.floor(Date.now() / 1000);
 
@@ -118,7 +90,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     if (path === '/v1/chat/completions' || path === '/v1/completions') {
       if (method !== 'POST') throw new MethodNotAllowed(['POST']);
       const api = path === '/v1/chat/completions' ? 'chat' : 'completions';
-      const body = await readJson(req);
+      const body = await readJson(req, parseBig);
       checkModel(body, rules);
       // Tokenized off the event loop (prompt-tokens.ts); a prompt too long by its characters is refused first.
       const text = promptOf(api, body);
@@ -138,7 +110,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     } else if (is('GET', '/metrics')) {
       reply.text(200, opts.metrics.render(opts.engine.stats()), 'text/plain; version=0.0.4; charset=utf-8');
     } else if (is('POST', '/tokenize')) {
-      const body = await readJson(req);
+      const body = await readJson(req, parseBig);
       checkModel(body, rules);
       let tokens: number[];
       const messages = renderableMessages(body.messages);
@@ -154,7 +126,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
         token_strs: body.return_token_strs === true ? opts.tok.tokenStrs(tokens) : null,
       });
     } else if (is('POST', '/detokenize')) {
-      const body = await readJson(req);
+      const body = await readJson(req, parseBig);
       checkModel(body, rules);
       const ids = body.tokens;
       if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0)) throw validationError('tokens', 'Input should be a list of token ids', 'tokens');
@@ -172,7 +144,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     const arrivalMs = now();
     const info: RequestInfo = {
       method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0], headers: req.headers,
-      remoteAddress: req.socket.remoteAddress, readJson: () => readJson(req),
+      remoteAddress: req.socket.remoteAddress, readJson: () => readJson(req, parseBig),
     };
     let reply = nodeReply(res);
     if (opts.hooks?.wrap) reply = opts.hooks.wrap(reply, info);

@@ -101,6 +101,11 @@ export class OffLoopTokenizer {
     return view;
   }
 
+  /** `JSON.parse` of a big UTF-8 body in a worker (see body.ts). */
+  parseJson(bytes: Buffer): Promise<unknown> {
+    return this.pool.parseJson(bytes);
+  }
+
   /** End the worker threads. */
   close(): Promise<void> {
     return this.pool.close();

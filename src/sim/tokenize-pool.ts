@@ -15,10 +15,12 @@ import { packageRoot } from '../paths';
 export const LONG_PROMPT_CHARS = 256 * 1024;
 
 interface Job {
-  text: string;
-  resolve: (ids: number[]) => void;
+  resolve: (out: { ids?: Int32Array; value?: unknown }) => void;
   reject: (err: Error) => void;
 }
+
+/** A JSON body the worker could not parse; `message` is `JSON.parse`'s. */
+export class JsonSyntaxError extends Error {}
 
 /** One worker thread and its queue; spawned on first use, respawned after a crash. */
 class Lane {
@@ -33,13 +35,14 @@ class Lane {
     return this.pending.size;
   }
 
-  encode(text: string): Promise<number[]> {
+  /** Sends `msg` (plus an id) to the worker; `transfer` moves buffers instead of copying them. */
+  run(msg: { text?: string; json?: Uint8Array }, transfer: ArrayBuffer[] = []): Promise<{ ids?: Int32Array; value?: unknown }> {
     return new Promise((resolve, reject) => {
       const id = ++this.seq;
-      this.pending.set(id, { text, resolve, reject });
+      this.pending.set(id, { resolve, reject });
       const w = this.spawn();
       w.ref();
-      w.postMessage({ id, text });
+      w.postMessage({ id, ...msg }, transfer);
     });
   }
 
@@ -57,12 +60,12 @@ class Lane {
       execArgv: [], // no tsx loader needed (plain .cjs), and none of the parent's flags
       stdout: false, stderr: false,
     });
-    w.on('message', (m: { id: number; ids?: Int32Array; error?: string }) => {
+    w.on('message', (m: { id: number; ids?: Int32Array; value?: unknown; error?: string; syntax?: boolean }) => {
       const job = this.pending.get(m.id);
       if (!job) return;
       this.pending.delete(m.id);
-      if (m.ids) job.resolve(Array.from(m.ids));
-      else job.reject(new Error(m.error ?? 'tokenizer worker failed'));
+      if (m.error === undefined) job.resolve(m);
+      else job.reject(m.syntax ? new JsonSyntaxError(m.error) : new Error(`tokenizer worker: ${m.error}`));
       if (this.pending.size === 0) this.idle(w);
     });
     w.on('error', (err) => this.crashed(w, err));
@@ -95,8 +98,19 @@ export class TokenizePool {
   private readonly long = new Lane(false);
 
   /** Token ids of `text` (no special tokens added), computed in a worker thread. */
-  encode(text: string): Promise<number[]> {
-    return (text.length > LONG_PROMPT_CHARS ? this.long : this.ordinary).encode(text);
+  async encode(text: string): Promise<number[]> {
+    const { ids } = await (text.length > LONG_PROMPT_CHARS ? this.long : this.ordinary).run({ text });
+    return Array.from(ids ?? []);
+  }
+
+  /**
+   * `JSON.parse` of UTF-8 `bytes` in the long-prompt lane; the bytes are moved, not copied, when
+   * they own their whole buffer. Rejects with `JsonSyntaxError` on bad JSON.
+   */
+  async parseJson(bytes: Buffer): Promise<unknown> {
+    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+    const json = own ? new Uint8Array(bytes.buffer as ArrayBuffer) : Uint8Array.from(bytes);
+    return (await this.long.run({ json }, [json.buffer as ArrayBuffer])).value;
   }
 
   /** Jobs waiting or running, both lanes. */

@@ -1,6 +1,7 @@
 // Worker thread of src/sim/tokenize-pool.ts: loads Qwen's tokenizer (as tokens.ts does) and
-// encodes prompts off the simulator's event loop. Plain CommonJS, so it runs the same under
-// tsx, vitest and tslab. Message in: { id, text }. Out: { id, ids: Int32Array } or { id, error }.
+// encodes prompts, or decodes and parses big JSON bodies, off the simulator's event loop.
+// Plain CommonJS, so it runs the same under tsx, vitest and tslab.
+// In: { id, text } or { id, json: Uint8Array }. Out: { id, ids: Int32Array } | { id, value } | { id, error, syntax? }.
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
@@ -16,6 +17,15 @@ const tok = lib.TokenizerLoader.fromPreTrained({
 });
 
 parentPort.on('message', (m) => {
+  if (m.json) {
+    let value;
+    try {
+      value = JSON.parse(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.byteLength).toString('utf8'));
+    } catch (err) {
+      return parentPort.postMessage({ id: m.id, error: String((err && err.message) || err), syntax: true });
+    }
+    return parentPort.postMessage({ id: m.id, value });
+  }
   try {
     const ids = Int32Array.from(tok.encode(m.text, { add_special_tokens: false }));
     parentPort.postMessage({ id: m.id, ids }, [ids.buffer]);
