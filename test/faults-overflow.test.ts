@@ -16,6 +16,8 @@ afterAll(async () => {
 });
 
 const faults = (body: unknown) => fetch(`${sim.baseUrl}/loadlab/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+/** The JSON of a reply, loosely typed (the test checks its fields). */
+const body = async (res: Response) => (await res.json()) as { error: { message: string }; [k: string]: unknown };
 const alive = async () => (await fetch(`${sim.baseUrl}/health`)).status;
 
 describe('fault timers on the real process', () => {
@@ -35,13 +37,13 @@ describe('fault timers on the real process', () => {
   it('refuses seconds out of range and inherited names with a 400 that names the allowed range or the known names', async () => {
     let res = await faults({ exitAfterS: 1e9 });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.message).toBe('fault setting exitAfterS must be seconds in [0, 31536000] (0 to 365 days), got 1000000000');
+    expect((await body(res)).error.message).toBe('fault setting exitAfterS must be seconds in [0, 31536000] (0 to 365 days), got 1000000000');
     for (const name of ['constructor', 'toString', '__proto__']) {
       res = await fetch(`${sim.baseUrl}/loadlab/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"${name}": 0}` });
       expect(res.status, name).toBe(400);
-      expect((await res.json()).error.message).toMatch(new RegExp(`^unknown fault setting '${name}'; known: http500`));
+      expect((await body(res)).error.message).toMatch(new RegExp(`^unknown fault setting '${name}'; known: http500`));
     }
-    const view = await (await fetch(`${sim.baseUrl}/loadlab/faults`)).json();
+    const view = await body(await fetch(`${sim.baseUrl}/loadlab/faults`));
     expect(Object.keys(view)).not.toContain('constructor');
   });
 });
@@ -58,6 +60,6 @@ describe('405 carries Allow', () => {
     const res = await fetch(`${sim.baseUrl}${path}`, { method });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe(allow);
-    expect((await res.json()).error).toMatchObject({ message: 'Method Not Allowed', code: 405 });
+    expect((await body(res)).error).toMatchObject({ message: 'Method Not Allowed', code: 405 });
   });
 });
