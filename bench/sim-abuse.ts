@@ -57,17 +57,21 @@ export async function runAbuse(say: (line: string) => void): Promise<Pick<BenchR
     const oneMb = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'a'.repeat(1_000_000) }], max_tokens: 5 }));
     const sixtyMb = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: 'b'.repeat(60_000_000) }], max_tokens: 5 }));
     let peak = baseline;
-    const replies: string[] = [];
-    const big = await watched(u, async () => {
-      for (const [name, body] of [['1 MB without spaces', oneMb], ['60 MB', sixtyMb]] as const) {
+    const windows: Record<string, Window> = {};
+    for (const [name, body] of [['1 MB without spaces', oneMb], ['60 MB', sixtyMb]] as const) {
+      let reply = '';
+      windows[name] = await watched(u, async () => {
         const poll = setInterval(() => { peak = Math.max(peak, rssMiB(sim.pid)); }, 100);
         const r = await postRaw(u, '/v1/chat/completions', body);
         clearInterval(poll);
-        replies.push(`${name}: HTTP ${r.status} in ${round(r.ms / 1000, 2)} s: ${r.text.slice(12, 150)}…`);
-      }
-    });
-    for (const l of replies) say(l);
-    say(`during the big prompts: stream worst gap ${big.worstGapMs} ms over ${big.chunks} chunks, /health max ${big.healthMaxMs} ms (n ${big.healthN}, failures ${big.healthFailures}); ${loadLine()}`);
+        reply = `HTTP ${r.status} in ${round(r.ms / 1000, 2)} s: ${r.text.slice(12, 150)}…`;
+      });
+      const w = windows[name];
+      say(`${name}: ${reply}`);
+      say(`  meanwhile: stream worst gap ${w.worstGapMs} ms over ${w.chunks} chunks, /health max ${w.healthMaxMs} ms (n ${w.healthN}, failures ${w.healthFailures}); ${loadLine()}`);
+    }
+    const all = Object.values(windows);
+    const big = { worstGapMs: Math.max(...all.map((w) => w.worstGapMs)), healthMaxMs: Math.max(...all.map((w) => w.healthMaxMs)), healthFailures: all.reduce((a, w) => a + w.healthFailures, 0) };
     const afterBig = await settle(sim.pid, baseline);
     say(`sim rss: baseline ${baseline} → peak ${round(peak, 1)} → after ${afterBig} MiB`);
 
@@ -99,7 +103,7 @@ export async function runAbuse(say: (line: string) => void): Promise<Pick<BenchR
       { target: 'nothing leaked by 100 mid-stream disconnects', measured: `running ${running}, KV ${kv}`, met: running === 0 && kv === 0 },
     ];
     for (const t of targets) say(`${t.met ? 'MET ' : 'MISS'} ${t.target}: ${t.measured}`);
-    return { targets, data: { baseline, control, big, replies, peak: round(peak, 1), afterBig, nTok, tokPeak: round(tokPeak, 1), afterTok, running, kv } };
+    return { targets, data: { baseline, control, windows, peak: round(peak, 1), afterBig, nTok, tokPeak: round(tokPeak, 1), afterTok, running, kv } };
   } finally {
     await sim.stop();
   }
