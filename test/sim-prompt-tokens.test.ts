@@ -104,10 +104,11 @@ describe('OffLoopTokenizer', () => {
 });
 
 describe('TokenizePool', () => {
-  it('parses JSON in the worker and reports bad JSON with JSON.parse\'s message', async () => {
+  it('parses JSON in the worker, leaves out strings over the cut, and reports bad JSON with JSON.parse\'s message', async () => {
     const pool = new TokenizePool();
     try {
-      expect(await pool.parseJson(Buffer.from('{"a":[1,"ü"]}'))).toEqual({ a: [1, 'ü'] });
+      expect(await pool.parseJson(Buffer.from('{"a":[1,"ü"]}'))).toEqual({ value: { a: [1, 'ü'] }, cutChars: 0 });
+      expect(await pool.parseJson(Buffer.from('{"a":"123456","b":["1234567"],"c":"x"}'), 5)).toEqual({ value: { a: '', b: [''], c: 'x' }, cutChars: 7 });
       await expect(pool.parseJson(Buffer.from('{"a":'))).rejects.toThrow(/JSON/);
     } finally {
       await pool.close();

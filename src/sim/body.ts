@@ -45,25 +45,42 @@ export function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** A body parsed elsewhere: the value, and the length of the longest string left out of it (0 = none). */
+export interface ParsedBody {
+  value: unknown;
+  cutChars: number;
+}
+
+const cutOf = new WeakMap<object, number>();
+
+/** Characters of the longest string the off-loop parser left out of `body` (replaced by ''), 0 if none. */
+export function cutChars(body: object): number {
+  return cutOf.get(body) ?? 0;
+}
+
 function jsonInvalid(message: string): ApiError {
   return new ApiError(400, `1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${message.replace(/'/g, '"')}'}}`, 'Bad Request');
 }
 
 /**
  * The body as a JSON object (FastAPI's checks and 400s). `parseOffLoop` parses big bodies
- * (over `OFF_LOOP_JSON_BYTES`) elsewhere; without it everything is parsed here.
+ * (over `OFF_LOOP_JSON_BYTES`) elsewhere, and may leave out over-long strings (see `cutChars`);
+ * without it everything is parsed here.
  */
-export async function readJson(req: IncomingMessage, parseOffLoop?: (bytes: Buffer) => Promise<unknown>): Promise<Record<string, unknown>> {
+export async function readJson(req: IncomingMessage, parseOffLoop?: (bytes: Buffer) => Promise<ParsedBody>): Promise<Record<string, unknown>> {
   const media = String(req.headers['content-type'] ?? '').toLowerCase().split(';')[0].trim();
   if (media !== 'application/json') throw new ApiError(400, "Unsupported Media Type: Only 'application/json' is allowed", 'Bad Request');
   const bytes = await readBody(req);
   let v: unknown;
+  let cut = 0;
   try {
-    v = parseOffLoop && bytes.length > OFF_LOOP_JSON_BYTES ? await parseOffLoop(bytes) : JSON.parse(bytes.toString('utf8'));
+    if (parseOffLoop && bytes.length > OFF_LOOP_JSON_BYTES) ({ value: v, cutChars: cut } = await parseOffLoop(bytes));
+    else v = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
     if (err instanceof SyntaxError || err instanceof JsonSyntaxError) throw jsonInvalid(err.message);
     throw err;
   }
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw validationError('body', 'Input should be a valid dictionary or object', null);
+  if (cut > 0) cutOf.set(v, cut);
   return v as Record<string, unknown>;
 }

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Rng } from '../rng';
 import { runGeneration, type GenServer } from './generate';
 import type { SimMetrics } from './metrics';
-import { readJson } from './body';
+import { cutChars, readJson } from './body';
 import { MethodNotAllowed } from './method-not-allowed';
 import { OffLoopTokenizer, promptOf, renderableMessages, requestedOutput } from './prompt-tokens';
 import type { QueueTimes } from './queue-time';
@@ -67,6 +67,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
   };
   const offLoop = new OffLoopTokenizer(opts.tok);
   const parseBig = (bytes: Buffer) => offLoop.parseJson(bytes);
+  const parseBigPrompt = (bytes: Buffer) => offLoop.parseJson(bytes, rules.maxModelLen);
   let seq = 0;
   const startS = Math.floor(Date.now() / 1000);
 
@@ -90,9 +91,10 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     if (path === '/v1/chat/completions' || path === '/v1/completions') {
       if (method !== 'POST') throw new MethodNotAllowed(['POST']);
       const api = path === '/v1/chat/completions' ? 'chat' : 'completions';
-      const body = await readJson(req, parseBig);
+      const body = await readJson(req, parseBigPrompt);
       checkModel(body, rules);
       // Tokenized off the event loop (prompt-tokens.ts); a prompt too long by its characters is refused first.
+      offLoop.checkCut(cutChars(body), requestedOutput(api, body), rules.maxModelLen);
       const text = promptOf(api, body);
       if (text !== undefined) offLoop.checkLength(text, requestedOutput(api, body), rules.maxModelLen);
       const tok = text === undefined ? opts.tok : offLoop.knowing(text, await offLoop.encode(text, rules.maxModelLen - 1));

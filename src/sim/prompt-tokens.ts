@@ -101,9 +101,23 @@ export class OffLoopTokenizer {
     return view;
   }
 
-  /** `JSON.parse` of a big UTF-8 body in a worker (see body.ts). */
-  parseJson(bytes: Buffer): Promise<unknown> {
-    return this.pool.parseJson(bytes);
+  /**
+   * `JSON.parse` of a big UTF-8 body in a worker (see body.ts). With `forPrompt`, strings that
+   * alone make any prompt too long for `maxModelLen` are left out (see `checkCut`), so they are
+   * never copied back to the event loop.
+   */
+  parseJson(bytes: Buffer, maxModelLen?: number): Promise<{ value: unknown; cutChars: number }> {
+    const cut = maxModelLen === undefined ? 0 : maxModelLen * Math.max(1, this.tok.maxTokenChars) * NFC_MAX_SHRINK;
+    return this.pool.parseJson(bytes, cut);
+  }
+
+  /**
+   * Throws vLLM's context-length 400 when the parser left out a string of `cutChars`
+   * characters: it is at least `maxModelLen` tokens long. (A deviation: vLLM would parse it and,
+   * if it sat in a field the simulator ignores, serve the request.)
+   */
+  checkCut(cutChars: number, maxOut: number, maxModelLen: number): void {
+    if (cutChars > 0) throw contextLengthError(minPromptTokens(cutChars, this.tok.maxTokenChars), maxOut, maxModelLen);
   }
 
   /** End the worker threads. */

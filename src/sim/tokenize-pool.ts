@@ -15,7 +15,7 @@ import { packageRoot } from '../paths';
 export const LONG_PROMPT_CHARS = 256 * 1024;
 
 interface Job {
-  resolve: (out: { ids?: Int32Array; value?: unknown }) => void;
+  resolve: (out: { ids?: Int32Array; value?: unknown; cutChars?: number }) => void;
   reject: (err: Error) => void;
 }
 
@@ -39,7 +39,7 @@ class Lane {
   }
 
   /** Sends `msg` (plus an id) to the worker; `transfer` moves buffers instead of copying them. */
-  run(msg: { text?: string; json?: Uint8Array }, transfer: ArrayBuffer[] = []): Promise<{ ids?: Int32Array; value?: unknown }> {
+  run(msg: { text?: string; json?: Uint8Array; cut?: number }, transfer: ArrayBuffer[] = []): Promise<{ ids?: Int32Array; value?: unknown; cutChars?: number }> {
     return new Promise((resolve, reject) => {
       const id = ++this.seq;
       this.pending.set(id, { resolve, reject });
@@ -63,7 +63,7 @@ class Lane {
       execArgv: [], // no tsx loader needed (plain .cjs), and none of the parent's flags
       stdout: false, stderr: false,
     });
-    w.on('message', (m: { id: number; ids?: Int32Array; value?: unknown; error?: string; syntax?: boolean }) => {
+    w.on('message', (m: { id: number; ids?: Int32Array; value?: unknown; cutChars?: number; error?: string; syntax?: boolean }) => {
       const job = this.pending.get(m.id);
       if (!job) return;
       this.pending.delete(m.id);
@@ -109,12 +109,15 @@ export class TokenizePool {
 
   /**
    * `JSON.parse` of UTF-8 `bytes` in the long-prompt lane; the bytes are moved, not copied, when
-   * they own their whole buffer. Rejects with `JsonSyntaxError` on bad JSON.
+   * they own their whole buffer. With `cut` > 0, every string longer than `cut` characters comes
+   * back as '' and `cutChars` is the longest one's length (0 when none). Rejects with
+   * `JsonSyntaxError` on bad JSON.
    */
-  async parseJson(bytes: Buffer): Promise<unknown> {
+  async parseJson(bytes: Buffer, cut = 0): Promise<{ value: unknown; cutChars: number }> {
     const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     const json = own ? new Uint8Array(bytes.buffer as ArrayBuffer) : Uint8Array.from(bytes);
-    return (await this.long.run({ json }, [json.buffer as ArrayBuffer])).value;
+    const out = await this.long.run({ json, cut }, [json.buffer as ArrayBuffer]);
+    return { value: out.value, cutChars: out.cutChars ?? 0 };
   }
 
   /** Jobs waiting or running, both lanes. */

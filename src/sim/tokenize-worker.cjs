@@ -1,7 +1,7 @@
 // Worker thread of src/sim/tokenize-pool.ts: loads Qwen's tokenizer (as tokens.ts does) and
 // encodes prompts, or decodes and parses big JSON bodies, off the simulator's event loop.
 // Plain CommonJS, so it runs the same under tsx, vitest and tslab.
-// In: { id, text } or { id, json: Uint8Array }. Out: { id, ids: Int32Array } | { id, value } | { id, error, syntax? }.
+// In: { id, text } or { id, json: Uint8Array, cut? }. Out: { id, ids: Int32Array } | { id, value, cutChars } | { id, error, syntax? }.
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
@@ -32,13 +32,17 @@ function tokenizer() {
 
 parentPort.on('message', (m) => {
   if (m.json) {
+    // Strings longer than m.cut characters are replaced by '' (their length is reported), so
+    // a prompt that is refused anyway is never copied back to the event loop.
     let value;
+    let cutChars = 0;
+    const reviver = m.cut > 0 ? (_k, v) => (typeof v === 'string' && v.length > m.cut ? ((cutChars = Math.max(cutChars, v.length)), '') : v) : undefined;
     try {
-      value = JSON.parse(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.byteLength).toString('utf8'));
+      value = JSON.parse(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.byteLength).toString('utf8'), reviver);
     } catch (err) {
       return parentPort.postMessage({ id: m.id, error: String((err && err.message) || err), syntax: true });
     }
-    return parentPort.postMessage({ id: m.id, value });
+    return parentPort.postMessage({ id: m.id, value, cutChars });
   }
   try {
     const ids = Int32Array.from(tokenizer().encode(m.text, { add_special_tokens: false }));
