@@ -85,6 +85,19 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     }],
   });
 
+  /**
+   * The tokenizer for one generation request, its prompt tokenized off the event loop
+   * (prompt-tokens.ts); a prompt too long by its characters alone is refused first.
+   */
+  async function tokenizerFor(api: 'chat' | 'completions', body: Record<string, unknown>): Promise<SimTokenizer> {
+    const maxOut = requestedOutput(api, body);
+    offLoop.checkCut(cutChars(body), maxOut, rules.maxModelLen);
+    const text = promptOf(api, body);
+    if (text === undefined) return opts.tok; // the request validation answers it
+    offLoop.checkLength(text, maxOut, rules.maxModelLen);
+    return offLoop.knowing(text, await offLoop.encode(text, rules.maxModelLen - 1));
+  }
+
   async function route(req: IncomingMessage, reply: Reply, info: RequestInfo, arrivalMs: number): Promise<void> {
     const { method, path } = info;
     const is = (m: string, p: string) => path === p && (method === m || (m === 'GET' && method === 'HEAD'));
@@ -93,12 +106,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       const api = path === '/v1/chat/completions' ? 'chat' : 'completions';
       const body = await readJson(req, parseBigPrompt);
       checkModel(body, rules);
-      // Tokenized off the event loop (prompt-tokens.ts); a prompt too long by its characters is refused first.
-      offLoop.checkCut(cutChars(body), requestedOutput(api, body), rules.maxModelLen);
-      const text = promptOf(api, body);
-      if (text !== undefined) offLoop.checkLength(text, requestedOutput(api, body), rules.maxModelLen);
-      const tok = text === undefined ? opts.tok : offLoop.knowing(text, await offLoop.encode(text, rules.maxModelLen - 1));
-      const g = parseGenRequest(api, body, tok, rules);
+      const g = parseGenRequest(api, body, await tokenizerFor(api, body), rules);
       const header = req.headers['x-request-id'];
       const rid = (Array.isArray(header) ? header[0] : header) || (typeof body.request_id === 'string' && body.request_id) || randomBytes(8).toString('hex');
       const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${rid}`;
