@@ -1,8 +1,8 @@
 /**
  * Tokenizes prompts off the simulator's event loop, in worker threads, as vLLM does: its API
- * server awaits the tokenizer in a thread pool (`vllm/entrypoints/openai/serving_engine.py`,
- * `_tokenize_prompt_input_async` through `AsyncMicrobatchTokenizer`, which runs the HF
- * tokenizer in a `ThreadPoolExecutor`), so /health and running streams never wait for it.
+ * server awaits the tokenizer through `AsyncMicrobatchTokenizer` (`vllm/utils/async_utils.py`:
+ * "A single-thread ThreadPoolExecutor is used so the event loop stays responsive"; used by
+ * `vllm/entrypoints/openai/serving_engine.py`), so /health and running streams never wait for it.
  * Two lanes: a persistent worker for ordinary prompts, and a worker for very long ones that
  * ends when its queue drains and runs at low CPU priority, so one huge prompt neither delays
  * the others, nor starves the event loop on a busy machine, nor keeps its memory. The worker is a plain CommonJS file (tokenize-worker.cjs) found from the package root.
