@@ -6,6 +6,9 @@
  * error codes equal the simulator's injected counts and that every request reached the disk.
  * Prints the figures and writes `bench/results/soak.json`.
  *
+ * Then the simulator under hostile input (bench/sim-abuse.ts: big prompts, 1 MB /tokenize
+ * calls, mid-stream disconnects), unless `LOADLAB_SOAK_ABUSE=0`.
+ *
  * Env: `LOADLAB_SOAK_N` (default 10000), `LOADLAB_SOAK_CONCURRENCY` (default 64).
  * Not part of `npm test` or `npm run bench`.
  */
@@ -21,6 +24,7 @@ import { faultArgs, FAULT_KINDS, type FaultKind, type FaultSettings } from '../s
 import { startSim } from '../src/sim/start';
 import type { ErrorCode, RequestRecord } from '../src/types';
 import { fullGc, loadLine, machine, pause, round, writeResult, type BenchResult } from './common';
+import { runAbuse } from './sim-abuse';
 
 /** 20 % of requests get a fault; stalls outlast the idle timeout, so they end as idle_timeout. */
 const FAULTS: FaultSettings = {
@@ -174,7 +178,13 @@ export async function run(): Promise<BenchResult> {
 }
 
 run().then(
-  (r) => {
+  async (r) => {
+    if (process.env.LOADLAB_SOAK_ABUSE !== '0') {
+      const a = await runAbuse((l) => { r.lines.push(l); console.log(l); });
+      r.targets.push(...a.targets);
+      r.data = { ...(r.data as object), abuse: a.data };
+      r.machineAfter = machine();
+    }
     console.log(`wrote ${writeResult(r)}`);
     if (r.targets.some((t) => !t.met)) process.exitCode = 1;
   },

@@ -51,7 +51,7 @@ describe('fault settings and flags', () => {
     expect(() => resolveFaultSettings({ http500: 0.6, reset: 0.5 })).toThrow('fault fractions add up to 1.1, more than 1: each request gets at most one fault, so lower them');
     expect(() => resolveFaultSettings({ resett: 0.1 } as FaultSettings)).toThrow(/unknown fault setting 'resett'; known: http500, http503, reset/);
     expect(() => resolveFaultSettings({ stall: -0.1 })).toThrow('fault setting stall must be a fraction in [0, 1], got -0.1');
-    expect(() => resolveFaultSettings({ afterChunks: 1.5 })).toThrow('fault setting afterChunks must be an integer ≥ 0, got 1.5');
+    expect(() => resolveFaultSettings({ afterChunks: 1.5 })).toThrow('fault setting afterChunks must be an integer in [0, 10000000], got 1.5');
     expect(() => createFaults({ settings: { http503: 2 } })).toThrow(/http503 must be a fraction/);
     expect(describeFaults(resolveFaultSettings({ http500: 0.1, stall: 0.05, exitAfterS: 5 })))
       .toBe('http_500 10%, stall 5% (5 s), mid-stream after 2 events, server exit after 5 s');

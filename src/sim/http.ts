@@ -10,11 +10,14 @@ import type { AddressInfo } from 'node:net';
 import type { Rng } from '../rng';
 import { runGeneration, type GenServer } from './generate';
 import type { SimMetrics } from './metrics';
+import { cutChars, readJson } from './body';
+import { MethodNotAllowed } from './method-not-allowed';
+import { OffLoopTokenizer, promptOf, requestedOutput } from './prompt-tokens';
 import type { QueueTimes } from './queue-time';
 import { ApiError, nodeReply, type Reply, type ReplyHooks, type RequestInfo } from './reply';
 import { checkModel, parseGenRequest, validationError } from './requests';
 import { checkMessages } from './chat-fields';
-import type { SimTokenizer } from './tokens';
+import { renderChat, type SimTokenizer } from './tokens';
 import type { SimEngine } from './types';
 
 /** The vLLM release whose HTTP surface the simulator emulates (`GET /version`). */
@@ -54,45 +57,6 @@ export interface SimServer {
   close(): Promise<void>;
 }
 
-const MAX_BODY_BYTES = 64 * 1024 * 1024;
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (b: Buffer) => {
-      size += b.length;
-      if (size > MAX_BODY_BYTES) reject(new ApiError(413, 'Request Entity Too Large', 'Request Entity Too Large'));
-      else parts.push(b);
-    });
-    req.on('end', () => {
-      // FastAPI answers a body that is not UTF-8 with HTTPException(400, "There was an error parsing the body")
-      // (fastapi/routing.py, json.loads raising UnicodeDecodeError); a leading BOM is accepted, as json.loads(bytes) does.
-      try {
-        resolve(UTF8.decode(Buffer.concat(parts)));
-      } catch {
-        reject(new ApiError(400, 'There was an error parsing the body', 'Bad Request'));
-      }
-    });
-    req.on('error', reject);
-  });
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const media = String(req.headers['content-type'] ?? '').toLowerCase().split(';')[0].trim();
-  if (media !== 'application/json') throw new ApiError(400, "Unsupported Media Type: Only 'application/json' is allowed", 'Bad Request');
-  const text = await readBody(req);
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (err) {
-    throw new ApiError(400, `1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${(err as Error).message.replace(/'/g, '"')}'}}`, 'Bad Request');
-  }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw validationError('body', 'Input should be a valid dictionary or object', null);
-  return v as Record<string, unknown>;
-}
-
 /** Creates the simulator's HTTP server (not yet listening). */
 export function createSimServer(opts: SimServerOptions): SimServer {
   const now = opts.now ?? (() => performance.now());
@@ -102,6 +66,9 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     engine: opts.engine, tok: opts.tok, metrics: opts.metrics, queue: opts.queueTimes, model, now, rng: opts.rng,
     apiOverheadMs: opts.apiOverheadMs ?? 0, promptTokensDetails: opts.enablePromptTokensDetails ?? false,
   };
+  const offLoop = new OffLoopTokenizer(opts.tok);
+  const parseBig = (bytes: Buffer) => offLoop.parseJson(bytes);
+  const parseBigPrompt = (bytes: Buffer) => offLoop.parseJson(bytes, rules.maxModelLen);
   let seq = 0;
   const startS = Math.floor(Date.now() / 1000);
 
@@ -119,14 +86,28 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     }],
   });
 
+  /**
+   * The tokenizer for one generation request, its prompt tokenized off the event loop
+   * (prompt-tokens.ts); a prompt too long by its characters alone is refused first.
+   */
+  async function tokenizerFor(api: 'chat' | 'completions', body: Record<string, unknown>): Promise<SimTokenizer> {
+    const maxOut = requestedOutput(api, body);
+    offLoop.checkCut(cutChars(body), maxOut, rules.maxModelLen);
+    const text = promptOf(api, body);
+    if (text === undefined) return opts.tok; // the request validation answers it
+    offLoop.checkLength(text, maxOut, rules.maxModelLen);
+    return offLoop.knowing(text, await offLoop.encode(text, rules.maxModelLen - 1));
+  }
+
   async function route(req: IncomingMessage, reply: Reply, info: RequestInfo, arrivalMs: number): Promise<void> {
     const { method, path } = info;
     const is = (m: string, p: string) => path === p && (method === m || (m === 'GET' && method === 'HEAD'));
     if (path === '/v1/chat/completions' || path === '/v1/completions') {
-      if (method !== 'POST') throw new ApiError(405, 'Method Not Allowed', 'Method Not Allowed');
+      if (method !== 'POST') throw new MethodNotAllowed(['POST']);
       const api = path === '/v1/chat/completions' ? 'chat' : 'completions';
-      const body = await readJson(req);
-      const g = parseGenRequest(api, body, opts.tok, rules);
+      const body = await readJson(req, parseBigPrompt);
+      checkModel(body, rules);
+      const g = parseGenRequest(api, body, await tokenizerFor(api, body), rules);
       const header = req.headers['x-request-id'];
       const rid = (Array.isArray(header) ? header[0] : header) || (typeof body.request_id === 'string' && body.request_id) || randomBytes(8).toString('hex');
       const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${rid}`;
@@ -140,26 +121,29 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     } else if (is('GET', '/metrics')) {
       reply.text(200, opts.metrics.render(opts.engine.stats()), 'text/plain; version=0.0.4; charset=utf-8');
     } else if (is('POST', '/tokenize')) {
-      const body = await readJson(req);
+      const body = await readJson(req, parseBig);
       checkModel(body, rules);
       let tokens: number[];
       if (body.messages !== undefined) {
-        tokens = opts.tok.encodeChat(checkMessages(body.messages), { addGenerationPrompt: body.add_generation_prompt !== false });
+        const messages = checkMessages(body.messages);
+        tokens = await offLoop.encode(renderChat(messages, { addGenerationPrompt: body.add_generation_prompt !== false }), rules.maxModelLen - 1);
       } else if (typeof body.prompt === 'string') {
-        tokens = opts.tok.encodePrompt(body.prompt);
+        tokens = await offLoop.encode(body.prompt, rules.maxModelLen - 1);
       } else throw validationError('prompt', 'Field required: send "prompt" (a string) or "messages"', 'prompt');
       reply.json(200, {
         count: tokens.length, max_model_len: rules.maxModelLen, tokens: tokens.slice(),
         token_strs: body.return_token_strs === true ? opts.tok.tokenStrs(tokens) : null,
       });
     } else if (is('POST', '/detokenize')) {
-      const body = await readJson(req);
+      const body = await readJson(req, parseBig);
       checkModel(body, rules);
       const ids = body.tokens;
       if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0)) throw validationError('tokens', 'Input should be a list of token ids', 'tokens');
       reply.json(200, { prompt: opts.tok.decode(ids as number[]) });
-    } else if (['/v1/models', '/health', '/version', '/metrics', '/tokenize', '/detokenize'].includes(path)) {
-      throw new ApiError(405, 'Method Not Allowed', 'Method Not Allowed');
+    } else if (['/v1/models', '/health', '/version', '/metrics'].includes(path)) {
+      throw new MethodNotAllowed(['GET', 'HEAD']);
+    } else if (path === '/tokenize' || path === '/detokenize') {
+      throw new MethodNotAllowed(['POST']);
     } else {
       throw new ApiError(404, 'Not Found', 'Not Found');
     }
@@ -169,13 +153,14 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     const arrivalMs = now();
     const info: RequestInfo = {
       method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0], headers: req.headers,
-      remoteAddress: req.socket.remoteAddress, readJson: () => readJson(req),
+      remoteAddress: req.socket.remoteAddress, readJson: () => readJson(req, parseBig),
     };
     let reply = nodeReply(res);
     if (opts.hooks?.wrap) reply = opts.hooks.wrap(reply, info);
     const fail = (err: unknown) => {
       const e = err instanceof ApiError ? err : new ApiError(500, 'Internal server error', 'InternalServerError');
       if (!(err instanceof ApiError)) console.error('[loadlab-sim] internal error:', err);
+      if (e instanceof MethodNotAllowed && !res.headersSent) res.setHeader('Allow', e.allow);
       if (res.headersSent) {
         reply.streamError(e);
         reply.done();
@@ -201,7 +186,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     },
     close() {
       return new Promise((resolve) => {
-        server.close(() => resolve());
+        server.close(() => void offLoop.close().then(() => resolve()));
         server.closeAllConnections();
       });
     },

