@@ -12,12 +12,12 @@
  * and the pacer alone is swept over its spin window (0 = plain setTimeout to the absolute due time).
  */
 
-import { openLoopOffsets } from '../src/load/arrivals';
-import { dispatchLoad } from '../src/load/dispatch';
-import { sleepUntil } from '../src/load/pacer';
-import { startClientHealth } from '../src/load/health';
-import { runLoad } from '../src/load/runner';
-import { openLoop } from '../src/load/shapes';
+import { openLoopOffsets } from '../src/schedule/arrivals';
+import { dispatchLoad } from '../src/schedule/dispatch';
+import { sleepUntil } from '../src/schedule/pacer';
+import { startClientHealth } from '../src/runner/health';
+import { runLoad } from '../src/runner/runner';
+import { openLoop } from '../src/schedule/shapes';
 import type { RequestSpec } from '../src/types';
 import { dist, fmtDist, loadLine, machine, round, spawnListening, type BenchResult, type Dist } from './common';
 

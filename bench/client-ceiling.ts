@@ -5,7 +5,7 @@
  *
  * Stamp error = client arrival stamp − server send stamp + the two processes' clock offset, both
  * stamps `performance.timeOrigin + performance.now()` on this host; stamp errors and events/s are
- * computed by `passFigures` (src/load/calibrate-result.ts), the same definitions as
+ * computed by `passFigures` (src/calibrate/calibrate-result.ts), the same definitions as
  * `calibrateClient`. The offset is measured against the system clock's ticks and reported.
  *
  * Passes, each at C concurrent streams:
@@ -19,11 +19,11 @@
  */
 
 import { createClient } from '../src/client/client';
-import { startClientHealth, type ClientHealth } from '../src/load/health';
+import { startClientHealth, type ClientHealth } from '../src/runner/health';
 import type { RequestRecord, RequestSpec } from '../src/types';
 import { dist, fmtDist, fullGc, getJson, loadLine, machine, pause, round, spawnListening, type BenchResult, type Child, type Dist } from './common';
-import { epochMinusRealtimeMs } from '../src/load/null-server';
-import { passFigures } from '../src/load/calibrate-result';
+import { epochMinusRealtimeMs } from '../src/calibrate/null-server';
+import { passFigures } from '../src/calibrate/calibrate-result';
 
 const origin = performance.timeOrigin;
 const epoch = () => origin + performance.now();

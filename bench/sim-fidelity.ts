@@ -19,11 +19,11 @@
 
 import { readFileSync } from 'node:fs';
 import { createClient } from '../src/client/client';
-import { startClientHealth } from '../src/load/health';
-import { histogramDelta, histogramQuantile, readHistogram, type HistogramSnapshot } from '../src/server/histogram';
-import { httpGet } from '../src/server/http-get';
-import { parsePrometheus, pickValue, type MetricFamily } from '../src/server/prometheus';
-import { addDecode, emptyBatch, stepTimeMs } from '../src/sim/cost';
+import { startClientHealth } from '../src/runner/health';
+import { histogramDelta, histogramQuantile, readHistogram, type HistogramSnapshot } from '../src/observe/histogram';
+import { httpGet } from '../src/client/http-get';
+import { parsePrometheus, pickValue, type MetricFamily } from '../src/observe/prometheus';
+import { addDecode, emptyBatch, stepTimeMs } from '../src/sim/engine/cost';
 import { startSim, type SimHandle } from '../src/sim/start';
 import type { RequestRecord, RequestSpec } from '../src/types';
 import { dist, fmtDist, loadLine, machine, pause, round, type BenchResult, type Dist } from './common';
@@ -69,7 +69,7 @@ function procStat(pid: number): { cpuMs: number; preempted: number } | undefined
   }
 }
 
-/** Model step time for `c` decodes at context `ctx` tokens, ms (src/sim/cost.ts). */
+/** Model step time for `c` decodes at context `ctx` tokens, ms (src/sim/engine/cost.ts). */
 function modelStepMs(c: number, ctx: number): number {
   const b = emptyBatch();
   for (let i = 0; i < c; i++) addDecode(b, ctx);

@@ -20,7 +20,7 @@
 
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { epochMinusRealtimeMs } from '../src/load/null-server';
+import { epochMinusRealtimeMs } from '../src/calibrate/null-server';
 import { chunkHead, chunkJson, errorBody, SSE_DONE, sseData, usageChunkJson, usageJson } from '../src/wire/chunks';
 
 interface SourceConfig {

@@ -10,9 +10,9 @@ export { packageRoot, fromRoot } from './paths';
 export * from './client/index';
 
 // load shapes, workloads, the runner
-export * from './load/index';
-export { measure, type MeasureOptions, type MeasureResult } from './load/measure';
-export { calibrateClient, calibrationVerdict, modelledStepMs, type CalibrateOptions, type CalibrationPass, type ClientCalibration } from './load/calibrate';
+export * from './runner/index';
+export { measure, type MeasureOptions, type MeasureResult } from './lesson/measure';
+export { calibrateClient, calibrationVerdict, modelledStepMs, type CalibrateOptions, type CalibrationPass, type ClientCalibration } from './calibrate/calibrate';
 
 // statistics
 export { percentile, percentiles, summarizeLatency, describe, mean, type LatencySummary } from './stats/percentile';
@@ -26,23 +26,23 @@ export { recordsToDataFrame, recordRow, RECORD_COLUMNS, type RecordRow } from '.
 export type { RunManifest, RunTarget, RunStatus } from './run/manifest';
 
 // servers: targets, launcher, scraping
-export { openTarget, checkVisibleFlags, type LessonTarget, type OpenTargetOptions, type TargetMode } from './server/lesson-target';
-export { launchVllm, LaunchError, type LaunchVllmOptions, type LaunchedVllm } from './server/launcher';
-export { recordEffectiveConfig, type EffectiveConfig, type ModelCard } from './server/effective-config';
-export { parseServeArgs, toServeArgs, SERVE_FLAGS, DEFAULT_MODEL } from './server/flags';
-export { parsePrometheus, pickValue, type MetricFamily } from './server/prometheus';
-export { startMetricsSampler, type MetricsSampler } from './server/sampler';
-export { startGpuSampler, type GpuSampler } from './server/gpu';
-export { counterDeltas, counterRates, counterIncrease, prefixHitRates } from './server/counters';
-export { toMetricsSample, cacheConfigInfo, summarizeCacheConfig } from './server/vllm-metrics';
+export { openTarget, checkVisibleFlags, type LessonTarget, type OpenTargetOptions, type TargetMode } from './lesson/open-target';
+export { launchVllm, LaunchError, type LaunchVllmOptions, type LaunchedVllm } from './vllm/launcher';
+export { recordEffectiveConfig, type EffectiveConfig, type ModelCard } from './observe/effective-config';
+export { parseServeArgs, toServeArgs, SERVE_FLAGS, DEFAULT_MODEL } from './vllm/flags';
+export { parsePrometheus, pickValue, type MetricFamily } from './observe/prometheus';
+export { startMetricsSampler, type MetricsSampler } from './observe/sampler';
+export { startGpuSampler, type GpuSampler } from './observe/gpu';
+export { counterDeltas, counterRates, counterIncrease, prefixHitRates } from './stats/counters';
+export { toMetricsSample, cacheConfigInfo, summarizeCacheConfig } from './observe/vllm-metrics';
 
 // the simulator
 export { startSim, type SimHandle, type StartSimOptions } from './sim/start';
-export type { ServerFlags } from './sim/types';
-export { DEFAULT_PROFILE, RTX4090_QWEN25_7B_GPTQ_INT4, kvBytesPerToken, type Profile } from './sim/profile';
-export { resolveEngineConfig, kvCacheTokens, maxConcurrency } from './sim/config';
-export { stepTimeMs, stepBreakdown } from './sim/cost';
-export { faultArgs, FAULT_KINDS, type FaultSettings, type FaultKind } from './sim/faults';
+export type { ServerFlags } from './vllm/flag-types';
+export { DEFAULT_PROFILE, RTX4090_QWEN25_7B_GPTQ_INT4, kvBytesPerToken, type Profile } from './sim/engine/profile';
+export { resolveEngineConfig, kvCacheTokens, maxConcurrency } from './sim/engine/config';
+export { stepTimeMs, stepBreakdown } from './sim/engine/cost';
+export { faultArgs, FAULT_KINDS, type FaultSettings, type FaultKind } from './sim/http/faults';
 
 // plots and tables
 export * from './view/index';

@@ -7,10 +7,10 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Check, DoctorReport } from '../src/cli/doctor';
 import { checkModelPath, checkServeFlags, checkTslab, nodeVersionOk, runningVllmServes } from '../src/cli/doctor-env';
 import { engineOf, LESSON04_MIX_MAX_TOKENS, recommendedMaxModelLen } from '../src/cli/doctor-target';
-import { launchVllm } from '../src/server/launcher';
-import { canBind, freePort } from '../src/server/port';
-import { parsePrometheus } from '../src/server/prometheus';
-import { serveArgWarnings } from '../src/server/flags';
+import { launchVllm } from '../src/vllm/launcher';
+import { canBind, freePort } from '../src/proc/port';
+import { parsePrometheus } from '../src/observe/prometheus';
+import { serveArgWarnings } from '../src/vllm/flags';
 import { packageRoot } from '../src/paths';
 
 const root = packageRoot();

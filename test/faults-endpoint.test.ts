@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAULT_KINDS } from '../src/sim/faults';
+import { FAULT_KINDS } from '../src/sim/http/faults';
 import { startSim, type SimHandle } from '../src/sim/start';
 
 let sim: SimHandle;

@@ -5,8 +5,8 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createFaults, FAULT_KINDS, type FaultKind, type FaultSettings } from '../src/sim/faults';
-import type { Reply, RequestInfo } from '../src/sim/reply';
+import { createFaults, FAULT_KINDS, type FaultKind, type FaultSettings } from '../src/sim/http/faults';
+import type { Reply, RequestInfo } from '../src/sim/http/reply';
 import type { RequestRecord } from '../src/types';
 
 /** A distinctive fake API key: it must never appear in anything LoadLab writes. */

@@ -8,10 +8,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoad } from '../src/load/runner';
-import { burst, closedLoop } from '../src/load/shapes';
-import { makeRequest } from '../src/load/workload';
-import { faultArgs, type FaultSettings } from '../src/sim/faults';
+import { runLoad } from '../src/runner/runner';
+import { burst, closedLoop } from '../src/schedule/shapes';
+import { makeRequest } from '../src/workload/workload';
+import { faultArgs, type FaultSettings } from '../src/sim/http/faults';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { delta, FAKE_KEY, filesContaining, injectedOnMetrics, predictedCounts, readRecords, tally, watchRejections } from './faults-harness';
 

@@ -4,9 +4,9 @@
  * settings have a stated range, and only the settings' own names are accepted.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createFaults, MAX_FAULT_SECONDS, resolveFaultSettings, type FaultSettings } from '../src/sim/faults';
-import { MAX_TIMER_MS, setLongTimeout } from '../src/sim/long-timer';
-import type { RequestInfo } from '../src/sim/reply';
+import { createFaults, MAX_FAULT_SECONDS, resolveFaultSettings, type FaultSettings } from '../src/sim/http/faults';
+import { MAX_TIMER_MS, setLongTimeout } from '../src/sim/http/long-timer';
+import type { RequestInfo } from '../src/sim/http/reply';
 import { recordingReply } from './faults-harness';
 
 const chat: RequestInfo = { method: 'POST', path: '/v1/chat/completions', headers: {} };

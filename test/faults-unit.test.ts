@@ -3,10 +3,10 @@
  * fault does to a reply (driven through the hooks with a recording `Reply`).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { diagnoseLaunchFailure } from '../src/server/launch-diagnosis';
-import { formatFlagsHelp, parseServeArgs, toServeArgs } from '../src/server/flags';
-import { createFaults, describeFaults, faultArgs, isLoopback, oomLines, resolveFaultSettings, type FaultSettings } from '../src/sim/faults';
-import type { RequestInfo } from '../src/sim/reply';
+import { diagnoseLaunchFailure } from '../src/vllm/launch-diagnosis';
+import { formatFlagsHelp, parseServeArgs, toServeArgs } from '../src/vllm/flags';
+import { createFaults, describeFaults, faultArgs, isLoopback, oomLines, resolveFaultSettings, type FaultSettings } from '../src/sim/http/faults';
+import type { RequestInfo } from '../src/sim/http/reply';
 import { predictedCounts, recordingReply } from './faults-harness';
 
 const chat: RequestInfo = { method: 'POST', path: '/v1/chat/completions', headers: {} };
@@ -106,7 +106,7 @@ describe('what each fault does to a stream', () => {
     expect(aborted).toEqual(['engine aborted']);
     expect(f.injected().stream_error).toBe(1);
     // The bytes reply.ts writes for it (pyJsonDumps of the error body), as vLLM sends them:
-    const { ApiError, pyJsonDumps } = await import('../src/sim/reply');
+    const { ApiError, pyJsonDumps } = await import('../src/sim/http/reply');
     expect(pyJsonDumps(new ApiError(500, 'Internal server error', 'InternalServerError').body())).toBe(ERROR_EVENT);
   });
 

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
 import { loadRun } from '../src/run/loader';
-import { DEFAULT_PROFILE } from '../src/sim/profile';
+import { DEFAULT_PROFILE } from '../src/sim/engine/profile';
 import { percentile } from '../src/stats/percentile';
 import { lessonDataReady } from './helpers/lesson-data';
 

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
-import { counterIncrease } from '../src/server/counters';
+import { counterIncrease } from '../src/stats/counters';
 import { loadRun, type LoadedRun } from '../src/run/loader';
 import { lessonDataReady } from './helpers/lesson-data';
 

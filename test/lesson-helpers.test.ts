@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { f0, f1, lesson, makeUseFlags, sayMarkdown } from '../src/lesson/helpers';
-import type { ServerFlags } from '../src/server/flag-types';
+import type { ServerFlags } from '../src/vllm/flag-types';
 import { fromRoot } from '../src/paths';
 
 describe('lesson helpers', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { arrivalOffsets, burstOffsets, closedLoopStarts, gapsOf, openLoopOffsets } from '../src/load/arrivals';
-import { burst, closedLoop, openLoop, timeline } from '../src/load/shapes';
+import { arrivalOffsets, burstOffsets, closedLoopStarts, gapsOf, openLoopOffsets } from '../src/schedule/arrivals';
+import { burst, closedLoop, openLoop, timeline } from '../src/schedule/shapes';
 
 function meanStd(xs: number[]): { mean: number; cv: number } {
   const mean = xs.reduce((a, b) => a + b, 0) / xs.length;

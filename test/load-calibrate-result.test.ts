@@ -1,6 +1,6 @@
 // The pure half of calibrateClient: figures of a pass from records and the server's send times.
 import { describe, expect, it } from 'vitest';
-import { calibrationPass, judgePasses, passFigures, type CalibrationPass } from '../src/load/calibrate-result';
+import { calibrationPass, judgePasses, passFigures, type CalibrationPass } from '../src/calibrate/calibrate-result';
 import { rec } from './helpers/view-fixtures';
 
 describe('passFigures', () => {

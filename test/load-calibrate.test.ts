@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createStreamTimer } from '../src/client/timing';
-import { calibrateClient, calibrationVerdict, modelledStepMs } from '../src/load/calibrate';
-import { startNullServer } from '../src/load/null-server';
+import { calibrateClient, calibrationVerdict, modelledStepMs } from '../src/calibrate/calibrate';
+import { startNullServer } from '../src/calibrate/null-server';
 
 const alive = (pid: number) => {
   try {

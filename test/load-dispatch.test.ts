@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dispatchLoad } from '../src/load/dispatch';
-import { burst, closedLoop, openLoop, timeline } from '../src/load/shapes';
+import { dispatchLoad } from '../src/schedule/dispatch';
+import { burst, closedLoop, openLoop, timeline } from '../src/schedule/shapes';
 
 const now = () => performance.now();
 const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

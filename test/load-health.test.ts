@@ -1,5 +1,5 @@
-import { runLoad } from '../src/load/runner';
-import { closedLoop } from '../src/load/shapes';
+import { runLoad } from '../src/runner/runner';
+import { closedLoop } from '../src/schedule/shapes';
 import { healthFlag } from '../src/view/tables';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
@@ -13,8 +13,8 @@ import {
   startSimLatenessWatch,
   type ClientHealth,
   type ClientHealthNumbers,
-} from '../src/load/health';
-import { makeRequest } from '../src/load/workload';
+} from '../src/runner/health';
+import { makeRequest } from '../src/workload/workload';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
 
 const healthy: ClientHealthNumbers = {

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { measure } from '../src/load/measure';
-import { closedLoop } from '../src/load/shapes';
-import { makeRequest } from '../src/load/workload';
+import { measure } from '../src/lesson/measure';
+import { closedLoop } from '../src/schedule/shapes';
+import { makeRequest } from '../src/workload/workload';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
 
 let server: ScriptedServer;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sleepUntil } from '../src/load/pacer';
+import { sleepUntil } from '../src/schedule/pacer';
 
 describe('sleepUntil', () => {
   it('is never early, and late by well under a millisecond typically', async () => {

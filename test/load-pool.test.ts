@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPool } from '../src/load/pool';
+import { createPool } from '../src/schedule/pool';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
 

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPromptLengths } from '../src/load/preflight';
-import { promptOfTokens } from '../src/load/prompts';
-import { makeRequest } from '../src/load/workload';
+import { checkPromptLengths } from '../src/runner/preflight';
+import { promptOfTokens } from '../src/workload/prompts';
+import { makeRequest } from '../src/workload/workload';
 
 // A /tokenize behind a key. vLLM's `--api-key` guards every registered route except /health,
 // /ping, /load, /version, /metrics and the docs, so /tokenize too, and answers 401

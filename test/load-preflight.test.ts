@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedLoop } from '../src/load/shapes';
-import { runLoad } from '../src/load/runner';
-import { makeRequest } from '../src/load/workload';
-import { LONG_PROMPT } from '../src/load/prompts';
+import { closedLoop } from '../src/schedule/shapes';
+import { runLoad } from '../src/runner/runner';
+import { makeRequest } from '../src/workload/workload';
+import { LONG_PROMPT } from '../src/workload/prompts';
 import { startSim, type SimHandle } from '../src/sim/start';
 
 let sim: SimHandle;

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeTarget } from '../src/server/probe';
+import { probeTarget } from '../src/observe/probe';
 import { closedPort, startScriptedServer } from './helpers/sse-server';
 
 const METRICS = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProgress, formatProgress, type Progress } from '../src/load/progress';
+import { createProgress, formatProgress, type Progress } from '../src/runner/progress';
 
 const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

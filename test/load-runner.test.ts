@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLoad } from '../src/load/runner';
-import { burst, closedLoop, openLoop, timeline } from '../src/load/shapes';
-import { longPlusShort, makeRequest } from '../src/load/workload';
+import { runLoad } from '../src/runner/runner';
+import { burst, closedLoop, openLoop, timeline } from '../src/schedule/shapes';
+import { longPlusShort, makeRequest } from '../src/workload/workload';
 import type { RequestRecord } from '../src/types';
 import { closedPort, spawnScriptedServer, startScriptedServer, type ScriptedServer } from './helpers/sse-server';
 

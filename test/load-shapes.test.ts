@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { burst, closedLoop, describeShape, openLoop, timeline, validateShape, type LoadShape } from '../src/load/shapes';
+import { burst, closedLoop, describeShape, openLoop, timeline, validateShape, type LoadShape } from '../src/schedule/shapes';
 
 describe('load shapes', () => {
   it('build valid shapes', () => {

@@ -2,9 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runLoad } from '../src/load/runner';
-import { closedLoop } from '../src/load/shapes';
-import { makeRequest } from '../src/load/workload';
+import { runLoad } from '../src/runner/runner';
+import { closedLoop } from '../src/schedule/shapes';
+import { makeRequest } from '../src/workload/workload';
 import { closedPort } from './helpers/sse-server';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadlab-validate-'));

@@ -7,7 +7,7 @@ import {
   LITHOGRAPHY_PROMPT,
   LONG_PROMPT,
   promptOfTokens,
-} from '../src/load/prompts';
+} from '../src/workload/prompts';
 import {
   longPlusShort,
   makeRequest,
@@ -15,7 +15,7 @@ import {
   sharedPrefixRequests,
   shortLongMix,
   uniquePrefixRequests,
-} from '../src/load/workload';
+} from '../src/workload/workload';
 
 describe('course prompts and estimates', () => {
   it('has the course texts', () => {

@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLessonFits } from '../src/load/lesson-check';
-import { measure } from '../src/load/measure';
-import { LONG_PROMPT } from '../src/load/prompts';
-import { closedLoop } from '../src/load/shapes';
-import { makeRequest } from '../src/load/workload';
-import { openTarget } from '../src/server/lesson-target';
+import { checkLessonFits } from '../src/lesson/lesson-check';
+import { measure } from '../src/lesson/measure';
+import { LONG_PROMPT } from '../src/workload/prompts';
+import { closedLoop } from '../src/schedule/shapes';
+import { makeRequest } from '../src/workload/workload';
+import { openTarget } from '../src/lesson/open-target';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
 

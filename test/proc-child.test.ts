@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { spawnChild, watchParent, type SpawnChildOptions } from '../src/proc/child';
-import { canBind, isListening } from '../src/server/port';
-import { groupAlive, waitGroupGone } from '../src/server/process-group';
+import { canBind, isListening } from '../src/proc/port';
+import { groupAlive, waitGroupGone } from '../src/proc/process-group';
 
 const ENTRY = join(__dirname, 'proc-child-entry.ts');
 const start = (mode: string, extra: Partial<SpawnChildOptions> = {}) =>

@@ -9,8 +9,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { canBind } from '../src/server/port';
-import { groupAlive, waitGroupGone } from '../src/server/process-group';
+import { canBind } from '../src/proc/port';
+import { groupAlive, waitGroupGone } from '../src/proc/process-group';
 
 const fixture = (name: string) => join(__dirname, 'fixtures', name);
 

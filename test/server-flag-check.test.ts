@@ -1,6 +1,6 @@
 /** compareFlags / assertFlagsMatch: requested flags against what a server reports (pure). */
 import { describe, expect, it } from 'vitest';
-import { assertFlagsMatch, assertRestartedForHidden, compareFlags, serveLine, unverifiedNote } from '../src/server/flag-check';
+import { assertFlagsMatch, assertRestartedForHidden, compareFlags, serveLine, unverifiedNote } from '../src/vllm/flag-check';
 
 const cacheConfig = { block_size: '16', enable_prefix_caching: 'True', gpu_memory_utilization: '0.92', num_gpu_blocks_override: 'None' };
 

@@ -2,8 +2,8 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startGpuSampler } from '../src/server/gpu';
-import { createDmonReader, parseGpuQueryLine } from '../src/server/gpu-parse';
+import { startGpuSampler } from '../src/observe/gpu';
+import { createDmonReader, parseGpuQueryLine } from '../src/observe/gpu-parse';
 
 const FAKE = join(__dirname, 'fixtures', 'nvidia-smi');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

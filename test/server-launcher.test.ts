@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { recordEffectiveConfig } from '../src/server/effective-config';
-import { diagnoseLaunchFailure } from '../src/server/launch-diagnosis';
-import { LaunchError, launchVllm, type LaunchVllmOptions } from '../src/server/launcher';
-import { canBind, freePort } from '../src/server/port';
-import { groupAlive, registeredGroups, waitGroupGone } from '../src/server/process-group';
+import { recordEffectiveConfig } from '../src/observe/effective-config';
+import { diagnoseLaunchFailure } from '../src/vllm/launch-diagnosis';
+import { LaunchError, launchVllm, type LaunchVllmOptions } from '../src/vllm/launcher';
+import { canBind, freePort } from '../src/proc/port';
+import { groupAlive, registeredGroups, waitGroupGone } from '../src/proc/process-group';
 
 const root = join(__dirname, '..');
 const fixture = (name: string) => join(__dirname, 'fixtures', name);

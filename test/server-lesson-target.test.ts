@@ -7,10 +7,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { measure } from '../src/load/measure';
-import { longPlusShort } from '../src/load/workload';
-import { openTarget, type LessonTarget } from '../src/server/lesson-target';
-import { isListening } from '../src/server/port';
+import { measure } from '../src/lesson/measure';
+import { longPlusShort } from '../src/workload/workload';
+import { openTarget, type LessonTarget } from '../src/lesson/open-target';
+import { isListening } from '../src/proc/port';
 
 const root = mkdtempSync(join(tmpdir(), 'loadlab-target-'));
 let target: LessonTarget | undefined;

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PromRegistry } from '../src/sim/prom';
-import { histogramDelta, histogramQuantile, readHistogram } from '../src/server/histogram';
+import { PromRegistry } from '../src/sim/http/prom';
+import { histogramDelta, histogramQuantile, readHistogram } from '../src/observe/histogram';
 import {
   findFamily, parsePromFloat, parsePrometheus, pickSamples, pickValue, PrometheusParseError, sumValues,
-} from '../src/server/prometheus';
+} from '../src/observe/prometheus';
 
 const fixture = (name: string) => readFileSync(join(__dirname, 'fixtures', name), 'utf8');
 const M = 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startMetricsSampler } from '../src/server/sampler';
+import { startMetricsSampler } from '../src/observe/sampler';
 import type { MetricsSample } from '../src/types';
 
 /** A /metrics server whose counters grow per scrape; `behave(n)` can delay or fail scrape n. */

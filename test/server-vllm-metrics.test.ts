@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { counterDeltas, counterIncrease, counterRates, prefixHitRates } from '../src/server/counters';
-import { parsePrometheus } from '../src/server/prometheus';
-import { cacheConfigInfo, simLatenessMs, summarizeCacheConfig, toMetricsSample } from '../src/server/vllm-metrics';
+import { counterDeltas, counterIncrease, counterRates, prefixHitRates } from '../src/stats/counters';
+import { parsePrometheus } from '../src/observe/prometheus';
+import { cacheConfigInfo, simLatenessMs, summarizeCacheConfig, toMetricsSample } from '../src/observe/vllm-metrics';
 import type { MetricsSample } from '../src/types';
 
 const scrape = (name: string) => parsePrometheus(readFileSync(join(__dirname, 'fixtures', name), 'utf8'));

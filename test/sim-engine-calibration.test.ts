@@ -3,7 +3,7 @@
  * engine-side times): single-stream TPOT/TTFT, 4k prefill, throughput vs concurrency.
  */
 import { describe, expect, it } from 'vitest';
-import { addDecode, addPrefill, emptyBatch, stepBreakdown, stepTimeMs } from '../src/sim/cost';
+import { addDecode, addPrefill, emptyBatch, stepBreakdown, stepTimeMs } from '../src/sim/engine/cost';
 import { seededRng } from '../src/rng';
 import { closedLoopThroughput, itls, makeHarness, median, randomPrompt, submit, ttft } from './sim-engine-harness';
 

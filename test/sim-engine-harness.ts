@@ -3,11 +3,11 @@
  * times, record engine-side output times, and compute TTFT/ITL from them.
  * TTFT = first output time − arrival; ITL = gaps between consecutive outputs.
  */
-import { virtualClock, type VirtualClock } from '../src/sim/clock';
-import { resolveEngineConfig } from '../src/sim/config';
-import { createEngine, type SimEngineHandle } from '../src/sim/engine';
-import type { Profile } from '../src/sim/profile';
-import type { EngineConfig, FinishReason, ServerFlags, StepInfo } from '../src/sim/types';
+import { virtualClock, type VirtualClock } from '../src/sim/engine/clock';
+import { resolveEngineConfig } from '../src/sim/engine/config';
+import { createEngine, type SimEngineHandle } from '../src/sim/engine/engine';
+import type { Profile } from '../src/sim/engine/profile';
+import type { EngineConfig, FinishReason, ServerFlags, StepInfo } from '../src/sim/engine/types';
 import { randInt, seededRng, type Rng } from '../src/rng';
 
 export interface Rec {

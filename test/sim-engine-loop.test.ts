@@ -4,10 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../src/rng';
-import { realClock, virtualClock } from '../src/sim/clock';
-import { kvCacheTokens, maxConcurrency, resolveEngineConfig } from '../src/sim/config';
-import { createEngine } from '../src/sim/engine';
-import type { EngineClock, EngineOutput, StepInfo } from '../src/sim/types';
+import { realClock, virtualClock } from '../src/sim/engine/clock';
+import { kvCacheTokens, maxConcurrency, resolveEngineConfig } from '../src/sim/engine/config';
+import { createEngine } from '../src/sim/engine/engine';
+import type { EngineClock, EngineOutput, StepInfo } from '../src/sim/engine/types';
 import { makeHarness, randomPrompt, submit } from './sim-engine-harness';
 
 describe('step loop', () => {

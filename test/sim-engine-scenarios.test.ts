@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { randExp, randInt, seededRng } from '../src/rng';
-import { DEFAULT_PROFILE } from '../src/sim/profile';
-import type { ServerFlags } from '../src/sim/types';
+import { DEFAULT_PROFILE } from '../src/sim/engine/profile';
+import type { ServerFlags } from '../src/sim/engine/types';
 import { itls, makeHarness, median, pct, randomPrompt, submit, ttft, type Rec } from './sim-engine-harness';
 
 function chunkedScenario(flags: ServerFlags): { p99: number; p50: number } {

@@ -3,10 +3,10 @@
  * (no clock, no cost model).
  */
 import { describe, expect, it } from 'vitest';
-import { newSimRequest, type SimRequest } from '../src/sim/engine-request';
-import { KvBlockPool, type KvSeq } from '../src/sim/kv';
-import { Scheduler } from '../src/sim/scheduler';
-import type { EngineConfig, EngineOutput } from '../src/sim/types';
+import { newSimRequest, type SimRequest } from '../src/sim/engine/engine-request';
+import { KvBlockPool, type KvSeq } from '../src/sim/engine/kv';
+import { Scheduler } from '../src/sim/engine/scheduler';
+import type { EngineConfig, EngineOutput } from '../src/sim/engine/types';
 
 function cfg(over: Partial<EngineConfig> = {}): EngineConfig {
   return {

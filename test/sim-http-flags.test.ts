@@ -1,9 +1,9 @@
-/** `vllm serve` flag parsing (the table in src/server/flags.ts) and the Prometheus number format. */
+/** `vllm serve` flag parsing (the table in src/vllm/flags.ts) and the Prometheus number format. */
 import { describe, expect, it } from 'vitest';
-import { formatFlagsHelp, parseServeArgs, SERVE_FLAGS, toServeArgs } from '../src/server/flags';
-import { buckets125 } from '../src/sim/metrics';
-import { pyFloat } from '../src/sim/prom';
-import { pyJsonDumps } from '../src/sim/reply';
+import { formatFlagsHelp, parseServeArgs, SERVE_FLAGS, toServeArgs } from '../src/vllm/flags';
+import { buckets125 } from '../src/sim/http/metrics';
+import { pyFloat } from '../src/sim/http/prom';
+import { pyJsonDumps } from '../src/sim/http/reply';
 
 describe('parseServeArgs', () => {
   it('has vLLM-like defaults: loopback, port 8000', () => {

@@ -1,7 +1,7 @@
 /** The simulator's tokenizer: Qwen counts, Qwen2.5's chat template, and exact incremental pseudo-text. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seededRng } from '../src/rng';
-import { detectLanguage, EOS_TOKEN_ID, loadTokenizer, renderChat, type SimTokenizer } from '../src/sim/tokens';
+import { detectLanguage, EOS_TOKEN_ID, loadTokenizer, renderChat, type SimTokenizer } from '../src/sim/http/tokens';
 
 let tok: SimTokenizer;
 const ZH = '在人工智能领域，显存带宽与计算能力的平衡是至关重要的。';

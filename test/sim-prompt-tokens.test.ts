@@ -4,10 +4,10 @@
  * threads giving the same ids as the tokenizer on the loop.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entryBytes, PromptCache } from '../src/sim/prompt-cache';
-import { minPromptTokens, OffLoopTokenizer, promptOf, requestedOutput } from '../src/sim/prompt-tokens';
-import { TokenizePool } from '../src/sim/tokenize-pool';
-import { loadTokenizer, type SimTokenizer } from '../src/sim/tokens';
+import { entryBytes, PromptCache } from '../src/sim/http/prompt-cache';
+import { minPromptTokens, OffLoopTokenizer, promptOf, requestedOutput } from '../src/sim/http/prompt-tokens';
+import { TokenizePool } from '../src/sim/http/tokenize-pool';
+import { loadTokenizer, type SimTokenizer } from '../src/sim/http/tokens';
 
 let tok: SimTokenizer;
 beforeAll(async () => {

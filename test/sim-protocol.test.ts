@@ -3,7 +3,7 @@
  * table): real HTTP against the simulator process (startSim, port 0). Invariants only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIM_LOGPROB } from '../src/sim/fake-logprobs';
+import { SIM_LOGPROB } from '../src/sim/http/fake-logprobs';
 import { startSim, type SimHandle } from '../src/sim/start';
 
 let sim: SimHandle;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { abComparison, itlTimeSeries, latencyCdf, serverTimeline } from '../src/view';
 import { percentile } from '../src/stats/percentile';
 import { summarizeRun } from '../src/stats/summary';
-import { counterIncrease, counterRates, prefixHitRates } from '../src/server/counters';
+import { counterIncrease, counterRates, prefixHitRates } from '../src/stats/counters';
 import { seededRng } from '../src/rng';
 import type { MetricsSample } from '../src/types';
 import { rec } from './helpers/view-fixtures';

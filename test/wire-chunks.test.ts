@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNullServer, type NullServer } from '../src/load/null-server';
+import { startNullServer, type NullServer } from '../src/calibrate/null-server';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { chunkHead, chunkJson, usageChunkJson, usageJson, type ChunkHead } from '../src/wire/chunks';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';

@@ -9,8 +9,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync,
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
 import { fromRoot, packageRoot } from '../paths';
-import { DEFAULT_MODEL, serveArgWarnings } from '../server/flags';
-import { which } from '../server/which';
+import { DEFAULT_MODEL, serveArgWarnings } from '../vllm/flags';
+import { which } from '../proc/which';
 import { figureHtml, plotlyJsPath } from '../view/render';
 import type { Check } from './doctor';
 

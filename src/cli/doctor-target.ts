@@ -5,17 +5,17 @@
  * `nvidia-smi`; and whether port 8000 is already taken. None throws.
  */
 import { spawnSync } from 'node:child_process';
-import { parseGpuQueryLine, GPU_QUERY_FIELDS } from '../server/gpu-parse';
-import { httpGet, serverRoot } from '../server/http-get';
-import type { TargetMode } from '../server/lesson-target';
-import { checkPort } from '../server/port';
-import { parsePrometheus, type MetricFamily } from '../server/prometheus';
-import { recordEffectiveConfig } from '../server/effective-config';
-import { which } from '../server/which';
+import { parseGpuQueryLine, GPU_QUERY_FIELDS } from '../observe/gpu-parse';
+import { httpGet, serverRoot } from '../client/http-get';
+import type { TargetMode } from '../lesson/open-target';
+import { checkPort } from '../proc/port';
+import { parsePrometheus, type MetricFamily } from '../observe/prometheus';
+import { recordEffectiveConfig } from '../observe/effective-config';
+import { which } from '../proc/which';
 import { startSim, type SimHandle } from '../sim/start';
-import { loadTokenizer, type ChatMessageIn } from '../sim/tokens';
+import { loadTokenizer, type ChatMessageIn } from '../sim/http/tokens';
 import type { RequestSpec } from '../types';
-import { longPlusShort, shortLongMix } from '../load/workload';
+import { longPlusShort, shortLongMix } from '../workload/workload';
 import type { Check } from './doctor';
 
 /** What the doctor learnt about the target. */

@@ -5,11 +5,11 @@
  * prints one line per check (✓ ok, ✗ a required check failed, ! a warning) with the one
  * command that fixes it, or JSON with `--json`, and exits 1 when a required check failed.
  */
-import { calibrateClient } from '../load/calibrate';
+import { calibrateClient } from '../calibrate/calibrate';
 import { table } from '../view/tables';
 import { checkDataWritable, checkModelPath, checkNode, checkPlotly, checkServeFlags, checkTslab } from './doctor-env';
 import { checkGpu, checkMaxModelLen, checkTarget, checkVllmPort } from './doctor-target';
-import type { CliIo } from './main';
+import type { CliIo } from './io';
 
 /** One check's outcome. */
 export interface Check {

@@ -6,11 +6,11 @@
 
 import { parseArgs } from 'node:util';
 import { resolveApiKey } from '../client/url';
-import { CHALLENGES_PROMPT, promptOfTokens } from '../load/prompts';
-import { runLoad } from '../load/runner';
-import { burst, closedLoop, describeShape, openLoop, type LoadShape } from '../load/shapes';
-import { explainNoModels } from '../load/target-diagnosis';
-import { makeRequest } from '../load/workload';
+import { CHALLENGES_PROMPT, promptOfTokens } from '../workload/prompts';
+import { runLoad } from '../runner/runner';
+import { burst, closedLoop, describeShape, openLoop, type LoadShape } from '../schedule/shapes';
+import { explainNoModels } from '../runner/target-diagnosis';
+import { makeRequest } from '../workload/workload';
 import { checkRunDir } from '../run/folder';
 import type { Api } from '../types';
 import type { CliIo } from './io';

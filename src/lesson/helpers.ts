@@ -6,9 +6,9 @@
  */
 import { join } from 'node:path';
 import { fromRoot } from '../paths';
-import type { ServerFlags } from '../server/flag-types';
-import { toServeArgs } from '../server/flags';
-import type { LessonTarget } from '../server/lesson-target';
+import type { ServerFlags } from '../vllm/flag-types';
+import { toServeArgs } from '../vllm/flags';
+import type { LessonTarget } from './open-target';
 
 /**
  * The Markdown `say` shows: a string as it is; an array of sentences as a bullet list

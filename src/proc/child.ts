@@ -28,8 +28,8 @@ import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../paths';
-import { waitPortFree } from '../server/port';
-import { signalGroup, waitGroupGone } from '../server/process-group';
+import { waitPortFree } from './port';
+import { signalGroup, waitGroupGone } from './process-group';
 
 /** The environment variable that tells a child it was started by {@link spawnChild} (its stdin is the parent's pipe). */
 export const PARENT_WATCH_ENV = 'LOADLAB_WATCH_PARENT';

@@ -6,17 +6,17 @@
  */
 import { watchParent } from '../proc/child';
 import { seededRng } from '../rng';
-import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '../server/flags';
-import { realClock } from './clock';
-import { kvCacheTokens, maxConcurrency, resolveEngineConfig, V1_DEFAULTS } from './config';
-import { createEngine } from './engine';
-import { createFaults, describeFaults } from './faults';
-import { createSimServer, EMULATED_VLLM_VERSION } from './http';
-import { SimMetrics } from './metrics';
-import { DEFAULT_PROFILE } from './profile';
-import { QueueTimes } from './queue-time';
-import { loadTokenizer } from './tokens';
-import type { EngineStats } from './types';
+import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '../vllm/flags';
+import { realClock } from './engine/clock';
+import { kvCacheTokens, maxConcurrency, resolveEngineConfig, V1_DEFAULTS } from './engine/config';
+import { createEngine } from './engine/engine';
+import { createFaults, describeFaults } from './http/faults';
+import { createSimServer, EMULATED_VLLM_VERSION } from './http/http';
+import { SimMetrics } from './http/metrics';
+import { DEFAULT_PROFILE } from './engine/profile';
+import { QueueTimes } from './engine/queue-time';
+import { loadTokenizer } from './http/tokens';
+import type { EngineStats } from './engine/types';
 
 /** The line `startSim` waits for; the URL follows after one space. */
 export const LISTENING_MARKER = 'LOADLAB_SIM_LISTENING';

@@ -10,8 +10,8 @@
  */
 import { join } from 'node:path';
 import { spawnChild } from '../proc/child';
-import { DEFAULT_MODEL, parseServeArgs, toServeArgs } from '../server/flags';
-import type { ServerFlags } from './types';
+import { DEFAULT_MODEL, parseServeArgs, toServeArgs } from '../vllm/flags';
+import type { ServerFlags } from './engine/types';
 
 /** The line the child prints once it listens (`LISTENING_MARKER` of serve.ts, not imported: that would load the engine here). */
 const LISTENING_MARKER = 'LOADLAB_SIM_LISTENING';

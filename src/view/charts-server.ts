@@ -11,7 +11,7 @@ import {
   type Axis, type ChartOptions, type Figure, type Trace,
 } from './figure';
 import { requestBarTraces, type RequestBarsOptions } from './charts-timeline';
-import { counterDeltas, prefixHitRates, type CounterField } from '../server/counters';
+import { counterDeltas, prefixHitRates, type CounterField } from '../stats/counters';
 
 /** A series `serverTimeline` can draw below the requests. */
 export type ServerSeries =

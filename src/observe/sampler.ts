@@ -1,0 +1,150 @@
+/**
+ * Scrapes a server's `/metrics` on a fixed period during a run and turns each scrape into a
+ * `MetricsSample` on the run's clock, optionally appending it to `metrics.jsonl`.
+ *
+ * Rules: one scrape at a time (the next starts `intervalMs` after the previous one started,
+ * or at once if it overran); each scrape has its own timeout; a failed scrape (refused,
+ * timeout, non-200, unparsable text) is counted and skipped, never fatal. `stop()` cancels the
+ * scrape in flight, clears the timer, closes the connection and the file: nothing is left.
+ * File lines are whole JSON objects, each written with one append (see `src/run/atomic.ts`).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Pool } from 'undici';
+import { openLineAppender, type LineAppender } from '../run/atomic';
+import type { MetricsSample } from '../types';
+import { httpGet, serverRoot } from '../client/http-get';
+import { parsePrometheus, type MetricFamily } from './prometheus';
+import { toMetricsSample } from './vllm-metrics';
+
+/** Options of `startMetricsSampler`. */
+export interface MetricsSamplerOptions {
+  /** Server root, e.g. `http://127.0.0.1:8000` (a trailing `/v1` is ignored). */
+  baseUrl: string;
+  /** Scrape period in ms; default 250 (~4 Hz). */
+  intervalMs?: number;
+  /** The run's clock, ms since the run origin; default `performance.now`. Stamps only, not scheduling. */
+  now?: () => number;
+  /** Called with each sample as it is taken. */
+  onSample?: (sample: MetricsSample) => void;
+  /** Called with each failed scrape's error (they are counted in `failures` either way). */
+  onError?: (err: Error) => void;
+  /** Append each sample as one JSON line to this file (e.g. `<run>/metrics.jsonl`); folders are created. */
+  file?: string;
+  /** Sent as a bearer token (only needed if `/metrics` sits behind a proxy that checks it). */
+  apiKey?: string;
+  /** Per-scrape timeout in ms; default `max(1000, 4 × intervalMs)`. */
+  timeoutMs?: number;
+  /** Only series whose labels include these, e.g. `{ model_name: 'qwen' }`. */
+  labels?: Record<string, string>;
+}
+
+/** A running sampler. */
+export interface MetricsSampler {
+  /** Samples so far, in time order (live array). */
+  readonly samples: MetricsSample[];
+  /** Scrapes that failed and were skipped. */
+  readonly failures: number;
+  /** The last failure's message, if any. */
+  readonly lastError: string | undefined;
+  /** Stops sampling; resolves with all samples once the file is flushed and closed. Idempotent. */
+  stop(): Promise<MetricsSample[]>;
+}
+
+/** Defaults and checks of the sampler options; `url` is the server's `/metrics`. */
+function resolveSamplerOptions(options: MetricsSamplerOptions) {
+  const intervalMs = options.intervalMs ?? 250;
+  if (!(intervalMs > 0)) throw new Error(`intervalMs must be > 0 ms, got ${intervalMs}`);
+  const now = options.now ?? (() => performance.now());
+  const timeoutMs = options.timeoutMs ?? Math.max(1000, 4 * intervalMs);
+  const root = serverRoot(options.baseUrl);
+  if (!/^https?:\/\/[^/]+/.test(root)) throw new Error(`baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got '${options.baseUrl}'`);
+  const url = `${root}/metrics`;
+  return { intervalMs, now, timeoutMs, root, url };
+}
+
+/** The `metrics.jsonl` appender (folders created), or undefined without a file. */
+function openSampleFile(file: string | undefined): LineAppender | undefined {
+  if (!file) return undefined;
+  mkdirSync(dirname(file), { recursive: true });
+  return openLineAppender(file);
+}
+
+/**
+ * Starts sampling at once (first scrape immediately). Each sample's `tMs` is the midpoint of
+ * the scrape's send and receive times on `now`, so it sits within half a round trip of the
+ * moment the server rendered its gauges.
+ */
+export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSampler {
+  const { intervalMs, now, timeoutMs, root, url } = resolveSamplerOptions(options);
+  const pool = new Pool(new URL(root).origin, { connections: 1 });
+
+  const samples: MetricsSample[] = [];
+  let failures = 0;
+  let lastError: string | undefined;
+  let previous: MetricFamily[] | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inflight: Promise<void> | undefined;
+  let abort: AbortController | undefined;
+  let stopping: Promise<MetricsSample[]> | undefined;
+
+  const out = openSampleFile(options.file);
+
+  function fail(err: Error): void {
+    failures++;
+    lastError = err.message;
+    options.onError?.(err);
+  }
+
+  async function scrape(signal: AbortSignal): Promise<void> {
+    const t0 = now();
+    try {
+      const res = await httpGet(url, { timeoutMs, apiKey: options.apiKey, signal, dispatcher: pool, headers: { accept: 'text/plain; version=0.0.4' } });
+      if (res.status !== 200) throw new Error(`GET ${url} returned HTTP ${res.status}: ${res.text.slice(0, 200)}`);
+      const families = parsePrometheus(res.text);
+      const t1 = now();
+      if (stopped) return;
+      const sample = toMetricsSample(families, (t0 + t1) / 2, { previous, labels: options.labels });
+      previous = families;
+      samples.push(sample);
+      out?.append(sample);
+      options.onSample?.(sample);
+    } catch (err) {
+      if (!stopped) fail(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  function tick(): void {
+    timer = undefined;
+    if (stopped) return;
+    // Scheduling uses the process clock: `now` may be a scripted run clock.
+    const started = performance.now();
+    abort = new AbortController();
+    inflight = scrape(abort.signal).finally(() => {
+      inflight = undefined;
+      if (!stopped) timer = setTimeout(tick, Math.max(0, intervalMs - (performance.now() - started)));
+    });
+  }
+
+  tick();
+
+  return {
+    samples,
+    get failures() { return failures; },
+    get lastError() { return lastError; },
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+        timer = undefined;
+        abort?.abort(new Error('sampler stopped'));
+        await inflight;
+        await pool.destroy();
+        out?.close();
+        return samples;
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,213 @@
+/**
+ * Is the load generator itself the bottleneck? A run watches its own event loop and CPU: a
+ * blocked or starved loop sends requests late and stamps chunks late, which inflates TTFT and
+ * ITL with Node's own delay instead of the server's. The numbers go into `manifest.client` so a
+ * suspicious run can be told from a slow server, and a plain-words verdict goes to the user.
+ *
+ * Definitions:
+ * - event-loop delay: how much later than asked a 10 ms repeating timer ran
+ *   (`perf_hooks.monitorEventLoopDelay`, whose samples are whole intervals, so the 10 ms
+ *   resolution is subtracted); p50/p99/max over the run, ms.
+ * - CPU: `process.cpuUsage()` user + system over the run's wall time, percent of one core
+ *   (JavaScript runs on one core; GC and libuv threads can push it past 100).
+ * The simulator reports its own clock discipline (`loadlab:sim_step_lateness_seconds`);
+ * {@link assessSimLateness} turns its p99 into the same kind of verdict.
+ */
+
+import { cpus, loadavg } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { serverRoot } from '../client/url';
+import { httpGet } from '../client/http-get';
+import { parsePrometheus, type MetricFamily } from '../observe/prometheus';
+import { simLatenessMs } from '../observe/vllm-metrics';
+
+/** Client health over a run (all times ms). */
+export interface ClientHealth {
+  /** Event-loop delay beyond the 10 ms sampling interval: median, ms. */
+  eventLoopDelayP50Ms: number;
+  eventLoopDelayP99Ms: number;
+  eventLoopDelayMaxMs: number;
+  /** CPU time of this process over the run, ms. */
+  cpuUserMs: number;
+  cpuSystemMs: number;
+  /** Wall time watched, ms. */
+  wallMs: number;
+  /** (user + system) / wall, percent of one core. */
+  cpuPercentOfOneCore: number;
+  /** 1-minute load average of the machine at the end (0 where the OS has none, e.g. Windows). */
+  loadAverage1m: number;
+  /** Logical cores of the machine. */
+  cores: number;
+  /** True when a threshold was crossed: the timings include the client's own delay. */
+  clientBound: boolean;
+  /** Why, in plain words (empty when healthy). */
+  reasons: string[];
+}
+
+/** The measured part of {@link ClientHealth}, what {@link assessClientHealth} judges. */
+export type ClientHealthNumbers = Omit<ClientHealth, 'clientBound' | 'reasons'>;
+
+/** When a run counts as client-bound. */
+export interface HealthThresholds {
+  /** Event-loop delay p99 above this is client-bound, ms; default 5. */
+  delayP99Ms: number;
+  /** CPU above this percent of one core is client-bound; default 90. Only judged for runs ≥ 500 ms. */
+  cpuPercent: number;
+}
+
+/** Defaults: delay p99 5 ms, CPU 90 % of one core. */
+export const DEFAULT_HEALTH_THRESHOLDS: Readonly<HealthThresholds> = Object.freeze({ delayP99Ms: 5, cpuPercent: 90 });
+
+/** Simulator step lateness p99 above which its timings are less faithful, ms (as the simulator's own warning). */
+export const SIM_LATENESS_THRESHOLD_MS = 2;
+
+/** Runs shorter than this are not judged on CPU: a few ms of start-up work read as 100 %. */
+const MIN_WALL_FOR_CPU_MS = 500;
+const RESOLUTION_MS = 10;
+const ADVICE = "Run fewer streams per process, and don't run other heavy cells at the same time.";
+
+const f1 = (x: number) => x.toFixed(1);
+
+/** A running watch; `stop()` may be called more than once (later calls return the first result). */
+export interface ClientHealthWatch {
+  stop(): ClientHealth;
+}
+
+/**
+ * Start watching this process: event-loop delay (10 ms resolution) and CPU.
+ * @param thresholds for the verdict in `stop()`; default {@link DEFAULT_HEALTH_THRESHOLDS}.
+ */
+export function startClientHealth(thresholds: Partial<HealthThresholds> = {}): ClientHealthWatch {
+  const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  h.enable();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let result: ClientHealth | undefined;
+  return {
+    stop() {
+      if (result) return result;
+      h.disable();
+      const cpu = process.cpuUsage(cpu0);
+      const wallMs = performance.now() - t0;
+      // Samples are whole intervals (≈ 10 ms + delay); the delay is what exceeds the interval.
+      const late = (ns: number) => (h.count > 0 && Number.isFinite(ns) ? Math.max(0, ns / 1e6 - RESOLUTION_MS) : 0);
+      const cpuUserMs = cpu.user / 1000;
+      const cpuSystemMs = cpu.system / 1000;
+      const numbers: ClientHealthNumbers = {
+        eventLoopDelayP50Ms: late(h.percentile(50)),
+        eventLoopDelayP99Ms: late(h.percentile(99)),
+        eventLoopDelayMaxMs: late(h.max),
+        cpuUserMs,
+        cpuSystemMs,
+        wallMs,
+        cpuPercentOfOneCore: wallMs > 0 ? ((cpuUserMs + cpuSystemMs) / wallMs) * 100 : 0,
+        loadAverage1m: loadavg()[0] ?? 0,
+        cores: cpus().length,
+      };
+      result = { ...numbers, ...assessClientHealth(numbers, thresholds) };
+      return result;
+    },
+  };
+}
+
+/**
+ * The verdict on measured client health: client-bound when the event-loop delay p99 or the CPU
+ * crosses its threshold, with one plain-words reason per crossing, e.g. "The load generator was
+ * the bottleneck: event-loop delay p99 12.3 ms > 5 ms. …". Pure.
+ * @param thresholds default delay p99 5 ms, CPU 90 % of one core (CPU judged only for runs ≥ 500 ms).
+ */
+export function assessClientHealth(
+  h: ClientHealthNumbers,
+  thresholds: Partial<HealthThresholds> = {},
+): { clientBound: boolean; reasons: string[] } {
+  const t = { ...DEFAULT_HEALTH_THRESHOLDS, ...thresholds };
+  const reasons: string[] = [];
+  const cpu = h.cpuPercentOfOneCore;
+  if (h.eventLoopDelayP99Ms > t.delayP99Ms) {
+    // Little CPU of our own but a late loop: other programs took the cores.
+    const starved =
+      h.wallMs >= MIN_WALL_FOR_CPU_MS && cpu < 50
+        ? ` This process used only ${Math.round(cpu)} % of a core, so other programs took the CPU` +
+          (h.cores > 0 ? ` (load average ${f1(h.loadAverage1m)} on ${h.cores} cores).` : '.')
+        : '';
+    reasons.push(
+      `The load generator was the bottleneck: event-loop delay p99 ${f1(h.eventLoopDelayP99Ms)} ms > ${t.delayP99Ms} ms` +
+        ` (max ${f1(h.eventLoopDelayMaxMs)} ms). Its timings include Node's own delay.${starved} ${ADVICE}`,
+    );
+  }
+  if (h.wallMs >= MIN_WALL_FOR_CPU_MS && cpu > t.cpuPercent) {
+    reasons.push(
+      `The load generator was the bottleneck: it used ${Math.round(cpu)} % of one core (> ${t.cpuPercent} %). ` +
+        `Node runs JavaScript on one core, so sends and chunk stamps queued behind other work. ${ADVICE}`,
+    );
+  }
+  return { clientBound: reasons.length > 0, reasons };
+}
+
+/** The verdict on the simulator's own timing. */
+export interface SimLatenessVerdict {
+  /** Step lateness p99 over the run, ms (undefined when unknown: not the simulator, or no steps). */
+  p99Ms: number | undefined;
+  /** True when p99 > the threshold: the simulator fell behind real time. */
+  simBehind: boolean;
+  reasons: string[];
+}
+
+/**
+ * The verdict on the simulator's step lateness p99 (from the `loadlab:sim_step_lateness_seconds`
+ * histogram delta between a scrape before and one after the run; `simLatenessMs(after, before)` in
+ * `src/observe/vllm-metrics.ts` computes it). Undefined p99 (a real vLLM) is never flagged. Pure.
+ * @param thresholdMs default {@link SIM_LATENESS_THRESHOLD_MS} (2 ms).
+ */
+export function assessSimLateness(p99Ms: number | undefined, thresholdMs: number = SIM_LATENESS_THRESHOLD_MS): SimLatenessVerdict {
+  if (p99Ms === undefined || !Number.isFinite(p99Ms) || p99Ms <= thresholdMs) {
+    return { p99Ms, simBehind: false, reasons: [] };
+  }
+  return {
+    p99Ms,
+    simBehind: true,
+    reasons: [
+      `The simulator fell behind real time: its step lateness p99 ${f1(p99Ms)} ms > ${thresholdMs} ms, so every ` +
+        `token arrived up to that much later than the modelled GPU would send it, and ITL and TPOT read high. ` +
+        `Close other busy programs (or notebook cells), or run fewer streams.`,
+    ],
+  };
+}
+
+/** Reads the simulator's lateness over a run: one `/metrics` scrape now, one at `finish()`. */
+export interface SimLatenessWatch {
+  /** Scrape again; the verdict on the p99 lateness between the two scrapes (never throws). */
+  finish(): Promise<SimLatenessVerdict>;
+}
+
+async function scrapeFamilies(root: string, timeoutMs: number): Promise<MetricFamily[] | undefined> {
+  try {
+    const res = await httpGet(`${root}/metrics`, { timeoutMs });
+    return res.status === 200 ? parsePrometheus(res.text) : undefined;
+  } catch {
+    return undefined; // no /metrics (or not Prometheus text): nothing to judge, never fatal
+  }
+}
+
+/**
+ * Start watching the simulator's step lateness over a run (call before the load, `finish()` after):
+ * the p99 of `loadlab:sim_step_lateness_seconds` between the two scrapes, judged by
+ * {@link assessSimLateness}. Against a real vLLM (no such series) or an unreachable `/metrics`
+ * the verdict has `p99Ms` undefined and is never flagged.
+ * @param baseUrl server root (a trailing `/v1` is ignored).
+ * @param opts.thresholdMs default 2; `opts.timeoutMs` per scrape, default 2000.
+ */
+export async function startSimLatenessWatch(
+  baseUrl: string,
+  opts: { thresholdMs?: number; timeoutMs?: number } = {},
+): Promise<SimLatenessWatch> {
+  const root = serverRoot(baseUrl);
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const before = await scrapeFamilies(root, timeoutMs);
+  return {
+    async finish() {
+      const after = before ? await scrapeFamilies(root, timeoutMs) : undefined;
+      return assessSimLateness(after ? simLatenessMs(after, before) : undefined, opts.thresholdMs);
+    },
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * `runLoad`: one measured run. workload → load shape → client → records (appended to
+ * `requests.jsonl` as each finishes) → summary (`summary.json`).
+ *
+ * Clock: one monotonic origin per run (`performance.now()` at the start); every record time
+ * is ms since it, and `manifest.clock.originEpochMs` maps it to wall time.
+ * Intended send times: closed loop = the moment a slot frees; burst/open/timeline = the
+ * schedule (paced on the absolute clock by `sleepUntil`). `queueMs` shows any client wait.
+ * Abort (`signal`): no new sends, in-flight requests end as `aborted` records, the summary of
+ * what was recorded is written and the manifest says `'interrupted'`; the promise resolves.
+ */
+
+import { createClient, type Client } from '../client/client';
+import type { RunManifest } from '../run/manifest';
+import { createRun, type RunWriter } from '../run/store';
+import type { GpuSample, MetricsSample, RequestRecord, RequestSpec, RunSummary, Slo } from '../types';
+import { dispatchLoad } from '../schedule/dispatch';
+import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
+import { loadManifestInput, memoryManifest } from './manifest-input';
+import { createProgress, type Progress, type ProgressTracker } from './progress';
+import { runPatch, runSummary, saveOutcome, type RunObservations } from './runner-outcome';
+import { createRunSender, type RunSender } from './runner-sender';
+import { watchRunStop, type RunStop } from './runner-stop';
+import type { LoadShape } from '../schedule/shapes';
+import { resolveTarget, type ResolvedTarget } from './target';
+import { resolveRunOptions, type ResolvedRunOptions } from './validate';
+import { startSamplers } from './samplers';
+import { checkPromptLengths } from './preflight';
+
+export type { Progress };
+
+/** Connections an open loop without `maxConcurrency` may use. */
+export const OPEN_LOOP_CONNECTIONS = 256;
+
+/** Options of `runLoad`. Only `baseUrl` and `shape` are always required. */
+export interface RunLoadOptions {
+  /** Server root, e.g. `http://127.0.0.1:8000` (a trailing `/v1` is accepted). */
+  baseUrl: string;
+  /** Model to request; default `/v1/models` `data[0].id`. Checked against the served list. */
+  model?: string;
+  /** Bearer token; default `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY` (as the client). Never written to disk. */
+  apiKey?: string;
+  /**
+   * What to send: a list (cycled when shorter than `requests`) or `i => spec` for measured
+   * request i (0-based). Optional when the shape is a timeline built from `{atMs, request}`.
+   */
+  workload?: RequestSpec[] | ((i: number) => RequestSpec);
+  /** Measured requests; default the workload list's length, the timeline's length or the burst size. */
+  requests?: number;
+  shape: LoadShape;
+  /** Warm-up requests sent first, one by one (request k uses measured spec k), recorded with `warmup: true`; default 0. */
+  warmup?: number;
+  /** Run folder; default `<root>/<lesson ?? 'runs'>/<name ?? 'run'>-<stamp>`; `false` = keep in memory only. */
+  out?: string | false;
+  /** Root of run folders; default `'data'`. */
+  root?: string;
+  lesson?: string;
+  name?: string;
+  /** Replace a complete run already in `out`; default false. */
+  replace?: boolean;
+  /** Whole-request timeout, ms; default: the client's. */
+  timeoutMs?: number;
+  /** No-bytes timeout, ms; default: the client's. */
+  idleTimeoutMs?: number;
+  /** Abort = stop sending, cancel in flight, write what was measured, status `'interrupted'`. */
+  signal?: AbortSignal;
+  /** SLOs for goodput, ms. */
+  slo?: Slo;
+  /** A callback (≤ 4 calls/s plus a final one), `true` for a line on stderr, default false. */
+  progress?: boolean | ((p: Progress) => void);
+  /** Called with every record (warm-up included) as it finishes, after it is on disk. An error it throws is rethrown once the run is saved. */
+  onRecord?: (r: RequestRecord) => void;
+  /** Merged into the manifest (`target` is merged one level deep). */
+  manifestExtra?: Partial<RunManifest>;
+  /** Extra request headers. */
+  headers?: Record<string, string>;
+  /**
+   * Scrape the server's `/metrics` during the run (`true` = every 250 ms, or a period in ms),
+   * on the run's clock, into `metrics.jsonl`; default false.
+   */
+  sampleMetrics?: boolean | number;
+  /** Sample `nvidia-smi` during the run into `gpu.jsonl` where it exists (never fabricated); default false. */
+  sampleGpu?: boolean;
+  /**
+   * While the run is going, SIGINT (Ctrl-C, or a notebook's "interrupt kernel") interrupts it like
+   * `signal` does instead of killing the process; default true.
+   */
+  abortOnSigint?: boolean;
+}
+
+/** What `runLoad` returns. */
+export interface RunResult {
+  /** The run folder, unless `out: false`. */
+  dir?: string;
+  manifest: RunManifest;
+  /** Every record in finishing order, warm-up included. */
+  records: RequestRecord[];
+  /** Summary of the measured records. */
+  summary: RunSummary;
+  /** Most requests in flight at once. */
+  peakInFlight: number;
+  /** `/metrics` samples on the run's clock (with `sampleMetrics`). */
+  metrics?: MetricsSample[];
+  /** `nvidia-smi` samples (with `sampleGpu`, where it exists). */
+  gpu?: GpuSample[];
+}
+
+/** Run a load test. Throws only on bad options or an unusable target (before any load). */
+export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
+  const ro = resolveRunOptions(opts);
+  const apiKey = opts.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
+  const target = await resolveTarget(opts.baseUrl, { model: opts.model, apiKey });
+  const preflight = await preflightPrompts(target, ro, apiKey);
+  const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
+  const connections = connectionsFor(ro.shape, ro.n);
+  const origin = performance.now();
+  const now = () => performance.now() - origin;
+  const client = createClient({
+    baseUrl: target.rootUrl,
+    model: target.model,
+    now,
+    ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
+    connections,
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
+    ...(opts.headers !== undefined ? { headers: opts.headers } : {}),
+  });
+  const { writer, manifest } = await openRunStore(opts, ro, target, origin, client, stop);
+  const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
+  const sender = createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
+  const samplers = startSamplers(opts, target.rootUrl, now, writer);
+  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl) : undefined;
+  const load = await driveLoad(ro, sender, now, progress, stop.signal).catch(async (err: unknown) => {
+    await samplers.stop();
+    progress.finish();
+    writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
+    await client.close();
+    stop.detach();
+    throw err;
+  });
+  const status = stop.signal.aborted ? 'interrupted' : 'complete';
+  const seen: RunObservations = { clientHealth: load.health.stop(), simLateness: await simWatch?.finish(), latenessMs: load.latenessMs };
+  const sampled = await samplers.stop();
+  progress.finish();
+  stop.detach();
+  await client.close();
+
+  const summary = runSummary(sender.records, opts.slo, seen);
+  const counts = {
+    peakInFlight: sender.peakInFlight, connections, plannedRequests: ro.n, warmup: ro.warmup,
+    sent: sender.sent, recorded: sender.records.length, preflight,
+  };
+  const patch = runPatch(manifest, counts, seen, status === 'interrupted');
+  const final = saveOutcome(writer, manifest, summary, patch, status);
+  if (sender.callbackError !== undefined) throw sender.callbackError;
+  const records = sender.records;
+  return { ...(writer ? { dir: writer.dir } : {}), manifest: final, records, summary, peakInFlight: sender.peakInFlight, ...sampled };
+}
+
+/**
+ * One connection per request that can be in flight, so undici never queues a request unseen.
+ * Open loops without a cap share at most `OPEN_LOOP_CONNECTIONS`: one socket per late request
+ * would turn any stall into a connection storm (bench/README.md §2); a wait for a socket shows in queueMs.
+ */
+function connectionsFor(shape: LoadShape, n: number): number {
+  if (shape.kind === 'closed') return shape.concurrency;
+  if (shape.kind === 'open') return shape.maxConcurrency ?? Math.min(n, OPEN_LOOP_CONNECTIONS);
+  return n;
+}
+
+/** Check every measured prompt against the server's `max_model_len`, or say why that was skipped. */
+async function preflightPrompts(target: ResolvedTarget, ro: ResolvedRunOptions, apiKey: string | undefined): Promise<unknown> {
+  const maxModelLen = target.probe.maxModelLen;
+  if (maxModelLen === undefined) {
+    return { checked: 0, skipped: 'the server did not report max_model_len; prompt lengths were not checked' };
+  }
+  const specs = Array.from({ length: ro.n }, (_, i) => ro.specOf(i));
+  return checkPromptLengths(target.rootUrl, target.model, specs, maxModelLen, { ...(apiKey ? { apiKey } : {}) });
+}
+
+/** Create the run folder (or an in-memory manifest); on failure close the client, detach, rethrow. */
+async function openRunStore(
+  opts: RunLoadOptions, ro: ResolvedRunOptions, target: ResolvedTarget, origin: number, client: Client, stop: RunStop,
+): Promise<{ writer?: RunWriter; manifest: RunManifest }> {
+  const input = loadManifestInput({
+    target,
+    shape: ro.shape,
+    requests: ro.n,
+    warmup: ro.warmup,
+    workloadInfo: ro.workloadInfo,
+    originPerfMs: origin,
+    ...(opts.lesson !== undefined ? { lesson: opts.lesson } : {}),
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(opts.manifestExtra !== undefined ? { extra: opts.manifestExtra } : {}),
+  });
+  try {
+    if (opts.out === false) return { manifest: memoryManifest(input) };
+    const where = typeof opts.out === 'string' ? { dir: opts.out } : { root: opts.root, lesson: opts.lesson, name: opts.name };
+    const writer = createRun({ ...where, replace: opts.replace }, input);
+    return { writer, manifest: writer.manifest };
+  } catch (err) {
+    await client.close();
+    stop.detach();
+    throw err;
+  }
+}
+
+/**
+ * Warm-up one by one, then the measured load on the shape's schedule. Client health is judged
+ * over the measured load only: warm-up includes one-off start-up work. On an error the health
+ * watch is stopped before the error propagates.
+ */
+async function driveLoad(
+  ro: ResolvedRunOptions, sender: RunSender, now: () => number, progress: ProgressTracker, signal: AbortSignal,
+): Promise<{ health: ClientHealthWatch; latenessMs: number[] }> {
+  const { shape, n, warmup, specOf } = ro;
+  let health: ClientHealthWatch | undefined;
+  try {
+    progress.setPhase(warmup > 0 ? 'warmup' : 'load');
+    for (let k = 0; k < warmup && !signal.aborted; k++) await sender.fire(k, specOf(k % n), now(), true);
+    progress.setPhase('load');
+    health = startClientHealth();
+    const { latenessMs } = await dispatchLoad(shape, n, (i, due) => sender.fire(warmup + i, specOf(i), due, false), { now, signal });
+    return { health, latenessMs };
+  } catch (err) {
+    health?.stop();
+    throw err;
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Contracts between the simulator's engine (scheduler, KV blocks, cost model, step loop)
+ * and its HTTP surface. The engine knows token counts and ids, never HTTP or text.
+ */
+
+/** Why a request stopped, as vLLM reports it in `finish_reason`. */
+export type FinishReason = 'stop' | 'length' | 'abort';
+
+/**
+ * Engine configuration: the `vllm serve` flags that change engine behaviour, resolved
+ * (no undefined left). Built by `resolveEngineConfig` from user flags plus the profile.
+ */
+export interface EngineConfig {
+  maxModelLen: number;
+  maxNumSeqs: number;
+  maxNumBatchedTokens: number;
+  enableChunkedPrefill: boolean;
+  /** 0 = no per-request cap on a prefill chunk. */
+  longPrefillTokenThreshold: number;
+  enablePrefixCaching: boolean;
+  blockSize: number;
+  numGpuBlocks: number;
+  /** `recompute` is vLLM V1 (the only mode it has); `swap` is the V0 behaviour. */
+  preemptionMode: 'recompute' | 'swap';
+  /** CPU swap space in blocks (swap mode only). */
+  numCpuBlocks: number;
+  /** Admission requires the whole uncached prompt to fit in free blocks (V1 default true). */
+  reserveFullIsl: boolean;
+}
+
+/** One request as the engine sees it. */
+export interface EngineRequestInput {
+  id: string;
+  promptTokenIds: number[];
+  /** Output cap after vLLM's rules (already ≤ maxModelLen − prompt). */
+  maxTokens: number;
+  /** EOS is masked until this many tokens. */
+  minTokens: number;
+  /**
+   * How many tokens the "model" would produce before EOS if nothing stopped it
+   * (drawn by the caller from a seeded distribution). Ignored with ignoreEos.
+   */
+  naturalLength: number;
+  ignoreEos: boolean;
+}
+
+/** What one engine step produced for one request. */
+export interface EngineOutput {
+  /** Tokens produced this step (1 in normal decoding; 0 never emitted). */
+  newTokens: number;
+  /** Output tokens so far, this step included. */
+  outputTokens: number;
+  /** Set on the step that finishes the request. */
+  finishReason?: FinishReason;
+  /** Engine clock time of the step end, ms. */
+  timeMs: number;
+  /** Prompt tokens served from the prefix cache (set on the first output). */
+  cachedTokens?: number;
+}
+
+/** Counters and gauges the HTTP surface exports on `/metrics` and in the stats line. */
+export interface EngineStats {
+  running: number;
+  waiting: number;
+  /** 1 − free/(numGpuBlocks − 1), as vLLM. 0..1 */
+  kvUsage: number;
+  numPreemptions: number;
+  promptTokens: number;
+  generationTokens: number;
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
+  steps: number;
+  /** Blocks swapped out/in (swap mode). */
+  swapOutBlocks: number;
+  swapInBlocks: number;
+}
+
+/** A clock the engine runs on: real time in the server, virtual time in tests. */
+export interface EngineClock {
+  /** Current time, ms. */
+  now(): number;
+  /** Run `fn` at absolute time `atMs` (or as soon as possible if that has passed). */
+  at(atMs: number, fn: () => void): { cancel(): void };
+}
+
+/** What one engine step did, reported after the step ends (for metrics and lateness). */
+export interface StepInfo {
+  /** Step number, from 1. */
+  step: number;
+  /** When the step started and when the cost model says it ends, engine clock ms. */
+  startMs: number;
+  endMs: number;
+  /** How late the step-end callback actually ran: actual − endMs (≥ 0 in real time; 0 on a virtual clock). */
+  latenessMs: number;
+  /** Tokens scheduled this step (decodes + prefill chunks). */
+  scheduledTokens: number;
+  numDecodes: number;
+  prefillTokens: number;
+  /** Prompt tokens of requests whose prefill completed this step + tokens generated (vLLM's iteration_tokens). */
+  iterationTokens: number;
+  running: number;
+  waiting: number;
+  preemptions: number;
+}
+
+/** `vllm serve` flags: declared in src/vllm/flag-types.ts (the vLLM layer), re-exported here. */
+export type { ServerFlags } from '../../vllm/flag-types';
+
+/** The engine as the HTTP surface uses it. Created by `createEngine` in `engine.ts`. */
+export interface SimEngine {
+  readonly config: EngineConfig;
+  /** Queue a request; `onOutput` is called once per step that produced tokens for it. */
+  add(req: EngineRequestInput, onOutput: (out: EngineOutput) => void): void;
+  /** Drop a request (client went away). Its blocks are freed; no further output. */
+  abort(id: string): void;
+  stats(): EngineStats;
+  /** Subscribe to per-step reports. */
+  onStep(fn: (info: StepInfo) => void): void;
+  /** Stop the step loop. */
+  close(): void;
+}

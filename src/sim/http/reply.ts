@@ -1,0 +1,124 @@
+/**
+ * How the simulator answers one HTTP request: every byte a handler sends goes through a
+ * `Reply`, so fault injection (src/sim/http/faults.ts: 500/503 fractions, slow headers, socket
+ * destroyed mid-stream, error events, stalls, malformed chunks) can wrap it in one place.
+ * Also vLLM's error shapes: HTTP errors as compact `{"error":{…}}`, in-stream errors as
+ * Python `json.dumps` (spaces after `:` and `,`, non-ASCII escaped).
+ */
+import type { ServerResponse } from 'node:http';
+import { errorEventJson, SSE_DONE, sseData, type ErrorInfo } from '../../wire/chunks';
+
+/** Header on every simulator response, so clients and probes can tell it from real vLLM. */
+export const SIM_HEADER = 'x-loadlab-sim';
+
+/** A vLLM-style API error: `status` is both the HTTP status and `error.code`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** vLLM's `error.type`, e.g. `BadRequestError`, `NotFoundError`, `Bad Request`. */
+    readonly type = 'BadRequestError',
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+
+  /** The `{"error":{message,type,param,code}}` body (vLLM ≥ 0.10.1; shape in src/wire/chunks.ts). */
+  body(): { error: ErrorInfo } {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.status } };
+  }
+}
+
+/** Python `json.dumps` spacing (moved to src/wire/chunks.ts; re-exported for existing callers). */
+export { pyJsonDumps } from '../../wire/chunks';
+
+/** Everything a handler may send. Wrap it to inject faults. */
+export interface Reply {
+  /** True once the client went away or the reply ended. */
+  readonly closed: boolean;
+  /** Called once when the client disconnects before the reply ended. */
+  onAbort(fn: () => void): void;
+  /** A complete JSON response (Starlette `JSONResponse`: compact JSON). */
+  json(status: number, body: unknown): void;
+  /** A complete non-JSON response (e.g. `/metrics`, `/health`). */
+  text(status: number, body: string, contentType?: string): void;
+  /** A vLLM error as an HTTP response. */
+  error(err: ApiError): void;
+  /** 200 with SSE headers; then `event`s, then `done`. */
+  startStream(): void;
+  /** One `data: <json>\n\n` event (the caller serializes). */
+  event(json: string): void;
+  /** vLLM's in-stream error event (`json.dumps` style); follow with `done()`. */
+  streamError(err: ApiError): void;
+  /** `data: [DONE]\n\n` and end the response. */
+  done(): void;
+  /** Drop the connection without ending the response (an injected mid-stream reset). */
+  destroy(): void;
+}
+
+/** The `Reply` on a Node `ServerResponse`. */
+export function nodeReply(res: ServerResponse): Reply {
+  let ended = false;
+  let aborted = false;
+  const abortFns: Array<() => void> = [];
+  res.on('close', () => {
+    if (ended) return;
+    aborted = true;
+    for (const fn of abortFns.splice(0)) fn();
+  });
+  const finish = (status: number, contentType: string | undefined, body: string) => {
+    if (ended || aborted) return;
+    ended = true;
+    const headers: Record<string, string | number> = { [SIM_HEADER]: '1', 'content-length': Buffer.byteLength(body) };
+    if (contentType) headers['content-type'] = contentType;
+    res.writeHead(status, headers);
+    res.end(body);
+  };
+  const write = (s: string) => {
+    if (!ended && !aborted) res.write(s);
+  };
+  return {
+    get closed() { return ended || aborted; },
+    onAbort(fn) { if (aborted) fn(); else abortFns.push(fn); },
+    json(status, body) { finish(status, 'application/json', JSON.stringify(body)); },
+    text(status, body, contentType = 'text/plain; charset=utf-8') { finish(status, body === '' && status === 200 ? undefined : contentType, body); },
+    error(err) { finish(err.status, 'application/json', JSON.stringify(err.body())); },
+    startStream() {
+      if (ended || aborted || res.headersSent) return;
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', [SIM_HEADER]: '1' });
+      res.flushHeaders();
+    },
+    event(json) { write(sseData(json)); },
+    streamError(err) { write(sseData(errorEventJson(err.body().error))); },
+    done() {
+      if (ended || aborted) return;
+      ended = true;
+      res.end(SSE_DONE);
+    },
+    destroy() {
+      if (!ended && !aborted) res.destroy();
+    },
+  };
+}
+
+/** What a fault-injection layer sees about a request before it is handled. */
+export interface RequestInfo {
+  method: string;
+  /** Path without the query string, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The peer's IP address, e.g. `127.0.0.1`. */
+  remoteAddress?: string;
+  /** Reads the body as vLLM's routes do (JSON only; 400 otherwise). */
+  readJson?(): Promise<Record<string, unknown>>;
+}
+
+/**
+ * The one place faults plug in (src/sim/http/faults.ts). `wrap` may replace any `Reply` method
+ * (delay `startStream`, drop or corrupt `event`s, destroy the socket); `intercept` may answer
+ * a request itself (e.g. a 503) and return true so the normal handler is skipped.
+ */
+export interface ReplyHooks {
+  wrap?(reply: Reply, info: RequestInfo): Reply;
+  intercept?(reply: Reply, info: RequestInfo): boolean | Promise<boolean>;
+}

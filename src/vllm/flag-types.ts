@@ -1,0 +1,58 @@
+/**
+ * The `vllm serve` vocabulary as types: the engine flags a lesson asks for (`ServerFlags`) and
+ * the simulator's fault-injection flags (`FaultSettings`). They live in the vLLM layer so that
+ * the flag parser and the real-vLLM launcher never import the simulator; `src/sim/engine/types.ts`
+ * and `src/sim/http/faults.ts` re-export them.
+ */
+
+/**
+ * `vllm serve` flags, camelCase. Undefined means "vLLM's default" (resolved by the engine
+ * config from the hardware profile). Parsed and written back out by `src/vllm/flags.ts` and shared by
+ * the simulator and the real-vLLM launcher.
+ */
+export interface ServerFlags {
+  servedModelName?: string;
+  maxModelLen?: number;
+  maxNumSeqs?: number;
+  maxNumBatchedTokens?: number;
+  enableChunkedPrefill?: boolean;
+  longPrefillTokenThreshold?: number;
+  gpuMemoryUtilization?: number;
+  enablePrefixCaching?: boolean;
+  numGpuBlocksOverride?: number;
+  blockSize?: number;
+  /** GiB of CPU swap space (simulator swap mode, V0 behaviour). */
+  swapSpace?: number;
+  /** Simulator only: `swap` reproduces V0; vLLM V1 only recomputes. */
+  preemptionMode?: 'recompute' | 'swap';
+  seed?: number;
+}
+
+/**
+ * Fault settings: the `--fault-*` flags, camelCase, and the JSON body of `POST /loadlab/faults`.
+ * Fractions are of completion requests, in [0, 1], all together ≤ 1. Undefined = default.
+ */
+export interface FaultSettings {
+  /** Answered HTTP 500 with vLLM's error body. Default 0. */
+  http500?: number;
+  /** Answered HTTP 503 with vLLM's error body. Default 0. */
+  http503?: number;
+  /** Connection dropped mid-stream (socket destroyed after `afterChunks` events). Default 0. */
+  reset?: number;
+  /** vLLM's mid-stream `{"error": …}` event (json.dumps spacing), then `[DONE]`. Default 0. */
+  streamError?: number;
+  /** Stream stalls for `stallS` after `afterChunks` events, then carries on. Default 0. */
+  stall?: number;
+  /** Length of a stall, s. Default 5. */
+  stallS?: number;
+  /** Response headers (the 200) delayed by `slowHeadersS`. Default 0. */
+  slowHeaders?: number;
+  /** Delay before the headers, s. Default 2. */
+  slowHeadersS?: number;
+  /** One event's JSON cut in half mid-stream; the stream then carries on. Default 0. */
+  malformed?: number;
+  /** SSE events sent before a mid-stream fault strikes. Default 2. */
+  afterChunks?: number;
+  /** The server exits (code 1, a CUDA OOM error on stderr) this many s after it starts listening (after a POST: after the POST). 0 = off (default). */
+  exitAfterS?: number;
+}
