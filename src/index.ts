@@ -1,48 +1,165 @@
 /**
- * LoadLab's public API. Notebooks import this file (`./src/index`; tslab cannot import folders).
- * workload → load shape → client → records (on disk as they finish) → stats → tables and plots.
+ * LoadLab's public API, grouped by what a lesson does: open a target, build a workload, shape the
+ * load, measure, summarize, plot. Notebooks import this file (`import * as ll from './src/index'`;
+ * tslab cannot import folders). It only re-exports; anything not listed here is internal and may
+ * change. workload → load shape → client → records (on disk as they finish) → stats → tables and plots.
  */
-export * from './types';
+
+// The vocabulary: requests, records, summaries, error codes.
+export {
+  ERROR_CODES,
+  type Api,
+  type ChatMessage,
+  type Distribution,
+  type ErrorCode,
+  type GpuSample,
+  type MetricsSample,
+  type RequestError,
+  type RequestRecord,
+  type RequestSpec,
+  type RunSummary,
+  type Slo,
+} from './types';
 export { seededRng, randExp, randGamma, randInt, type Rng } from './rng';
 export { packageRoot, fromRoot } from './paths';
 
-// client
-export * from './client/index';
-
-// load shapes, workloads, the runner
-export * from './runner/index';
-export { measure, type MeasureOptions, type MeasureResult } from './lesson/measure';
-export { calibrateClient, calibrationVerdict, modelledStepMs, type CalibrateOptions, type CalibrationPass, type ClientCalibration } from './calibrate/calibrate';
-
-// statistics
-export { percentile, percentiles, summarizeLatency, describe, mean, type LatencySummary } from './stats/percentile';
-export { summarizeRun, meetsSlo } from './stats/summary';
-export { bootstrapPercentileCI, bootstrapDiffCI, type BootstrapCI, type BootstrapOptions } from './stats/bootstrap';
-
-// run files
-export { createRun, isRunComplete, abortOpenRuns, type RunWriter, type CreateRunOptions } from './run/store';
-export { loadRun, listRuns, loadMetrics, type LoadedRun, type RunListing } from './run/loader';
-export { recordsToDataFrame, recordRow, RECORD_COLUMNS, type RecordRow } from './view/frame';
-export type { RunManifest, RunTarget, RunStatus } from './run/manifest';
-
-// servers: targets, launcher, scraping
+// 1. The lesson layer: a server to measure, one measured point, and the notebook helpers.
 export { openTarget, checkVisibleFlags, type LessonTarget, type OpenTargetOptions, type TargetMode } from './lesson/open-target';
-export { launchVllm, LaunchError, type LaunchVllmOptions, type LaunchedVllm } from './vllm/launcher';
-export { recordEffectiveConfig, type EffectiveConfig, type ModelCard } from './observe/effective-config';
+export { measure, type MeasureOptions, type MeasureResult } from './lesson/measure';
+export { say, sayMarkdown, f0, f1, lesson, makeUseFlags, type LessonPaths, type UseFlagsResult } from './lesson/helpers';
+export { checkLessonFits, type LessonFit, type FitTarget } from './lesson/lesson-check';
+export { doctor, showReport, type Check, type DoctorOptions, type DoctorReport } from './cli/doctor';
+
+// 2. The server: `vllm serve` flags, the simulator, a real vLLM, and what a server reports.
+export type { ServerFlags, FaultSettings } from './vllm/flag-types';
 export { parseServeArgs, toServeArgs, SERVE_FLAGS, DEFAULT_MODEL } from './vllm/flags';
+export { compareFlags, serveLine, type FlagCheck, type ReportedConfig } from './vllm/flag-check';
+export { serverRoot, resolveApiKey } from './client/url';
+export { launchVllm, LaunchError, type LaunchVllmOptions, type LaunchedVllm } from './vllm/launcher';
+export { startSim, type SimHandle, type StartSimOptions } from './sim/start';
+export { faultArgs, FAULT_KINDS, type FaultKind } from './sim/http/faults';
+export { recordEffectiveConfig, type EffectiveConfig, type ModelCard } from './observe/effective-config';
 export { parsePrometheus, pickValue, type MetricFamily } from './observe/prometheus';
 export { startMetricsSampler, type MetricsSampler } from './observe/sampler';
 export { startGpuSampler, type GpuSampler } from './observe/gpu';
-export { counterDeltas, counterRates, counterIncrease, prefixHitRates } from './stats/counters';
 export { toMetricsSample, cacheConfigInfo, summarizeCacheConfig } from './observe/vllm-metrics';
 
-// the simulator
-export { startSim, type SimHandle, type StartSimOptions } from './sim/start';
-export type { ServerFlags } from './vllm/flag-types';
+// 3. Predictions from first principles: the hardware/model profile and the engine's cost model.
 export { DEFAULT_PROFILE, RTX4090_QWEN25_7B_GPTQ_INT4, kvBytesPerToken, type Profile } from './sim/engine/profile';
 export { resolveEngineConfig, kvCacheTokens, maxConcurrency } from './sim/engine/config';
 export { stepTimeMs, stepBreakdown } from './sim/engine/cost';
-export { faultArgs, FAULT_KINDS, type FaultSettings, type FaultKind } from './sim/http/faults';
 
-// plots and tables
-export * from './view/index';
+// 4. What is sent: prompts and workloads.
+export {
+  CHALLENGES_PROMPT,
+  HELLO_PROMPT,
+  LITHOGRAPHY_PROMPT,
+  LITHOGRAPHY_SENTENCE,
+  LONG_PROMPT,
+  LONG_PROMPT_SENTENCE,
+  TOKENS_PER_CJK_CHAR,
+  TOKENS_PER_EN_WORD,
+  estimateTokens,
+  promptOfTokens,
+  tokenizeCount,
+  type PromptOfTokensOptions,
+  type SizedPrompt,
+} from './workload/prompts';
+export {
+  FOLLOW_UP_QUESTIONS,
+  longPlusShort,
+  makeRequest,
+  repeatRequest,
+  sharedPrefixRequests,
+  shortLongMix,
+  uniquePrefixRequests,
+  type LongPlusShortOptions,
+  type MixOptions,
+  type PrefixOptions,
+  type SpecOptions,
+} from './workload/workload';
+
+// 5. When it is sent: load shapes.
+export {
+  burst,
+  closedLoop,
+  openLoop,
+  timeline,
+  describeShape,
+  validateShape,
+  type BurstShape,
+  type ClosedShape,
+  type LoadShape,
+  type OpenShape,
+  type TimelineEntry,
+  type TimelineShape,
+} from './schedule/shapes';
+
+// 6. One measured run (what `measure` drives), and measuring the measurer.
+export { runLoad, type RunLoadOptions, type RunResult } from './runner/runner';
+export { formatProgress, type Progress } from './runner/progress';
+export { assessClientHealth, type ClientHealth } from './runner/health';
+export {
+  calibrateClient,
+  calibrationVerdict,
+  modelledStepMs,
+  type CalibrateOptions,
+  type CalibrationPass,
+  type ClientCalibration,
+} from './calibrate/calibrate';
+
+// 7. Run files: saved as they finish, read back later.
+export { createRun, abortOpenRuns, type RunWriter, type CreateRunOptions } from './run/store';
+export { isRunComplete } from './run/folder';
+export { loadRun, listRuns, type LoadedRun, type RunListing } from './run/loader';
+export { recordsToDataFrame, type RecordRow } from './view/frame';
+export type { RunManifest, RunTarget, RunStatus } from './run/manifest';
+
+// 8. Summaries: percentiles, run summaries, confidence intervals, server counters.
+export { percentile, percentiles, summarizeLatency, mean, type LatencySummary } from './stats/percentile';
+export { summarizeRun, meetsSlo } from './stats/summary';
+export { bootstrapPercentileCI, bootstrapDiffCI, type BootstrapCI, type BootstrapOptions } from './stats/bootstrap';
+export { counterDeltas, counterRates, counterIncrease, prefixHitRates } from './stats/counters';
+
+// 9. Tables and charts.
+export {
+  table,
+  summaryTable,
+  compareTable,
+  DEFAULT_COMPARE_METRICS,
+  type CompareMetric,
+  type TableOptions,
+  type SummaryTableOptions,
+} from './view/tables';
+export { show, saveFigure, figureHtml, plotlyJsPath, type ShowOptions, type SaveOptions } from './view/render';
+export { provenanceOf, provenanceSuffix, runSimulated, runServerLabel, type Provenance, type RunLike } from './view/provenance';
+export { chartTitle, type Figure, type Trace, type Layout, type ChartOptions } from './view/figure';
+export {
+  latencyCdf,
+  percentileBars,
+  abComparison,
+  type AbItem,
+  type AbOptions,
+  type CdfOptions,
+  type LatencyMetric,
+  type PercentileBarsOptions,
+} from './view/charts-latency';
+export {
+  scalingPoints,
+  throughputVsConcurrency,
+  latencyThroughputTradeoff,
+  findSaturation,
+  type ScalingPoint,
+  type ThroughputVsConcurrencyOptions,
+  type TradeoffOptions,
+} from './view/charts-scaling';
+export { requestGantt, itlTimeSeries, type GanttOptions, type ItlOptions } from './view/charts-timeline';
+export { serverTimeline, type ServerTimelineOptions } from './view/charts-server';
+
+// 10. Anatomy of one request (lesson 00/01 take the client apart): bodies, headers, derived metrics, the pool.
+export { createClient, type Client, type ClientOptions } from './client/client';
+export { buildRequestBody, buildHeaders } from './client/body';
+export { StreamTimer, type RecordMeta } from './client/timing';
+export { deriveMetrics, type DerivedMetrics } from './client/metrics';
+export { errorCodeOf } from './client/errors';
+export { createPool, type Pool } from './schedule/pool';
