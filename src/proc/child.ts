@@ -186,7 +186,8 @@ async function stopChild(proc: ChildProcess, exitedP: Promise<void>, graceMs: nu
     await waitGroupGone(pgid, 5000, 20);
   }
   // The group is gone; the 'exit' event may still be on its way (it ends the log file).
-  await Promise.race([exitedP, new Promise((r) => setTimeout(r, 1000).unref())]);
+  // A plain (not unref'd) timer: the child is unref'd, so its exit event alone would not keep the loop alive.
+  await Promise.race([exitedP, new Promise((r) => setTimeout(r, 1000))]);
   if (port) await waitPortFree(port.port, port.host ?? '127.0.0.1', 5000, 20);
 }
 
