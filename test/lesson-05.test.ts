@@ -2,9 +2,13 @@
  * Lesson 05 (KV pressure): read from the runs the notebook saved in data/05-kv-pressure/.
  * Skipped until the lesson has been executed (`npm run lessons`).
  *
- * - The run sized to fit (gpu_memory_utilization 0.95) has no preemption; the overcommitted runs
- *   (utilisation 0.4, recompute and swap) have some, counted from vllm:num_preemptions_total in
- *   metrics.jsonl.
+ * What the lesson claims, checked on the saved runs:
+ * - `u095-fits` (the course's gpu_memory_utilization 0.95, no override) holds all 60 requests at their
+ *   peak, so it has no preemption; `tight-recompute` sets `--num-gpu-blocks-override` to the count at
+ *   which exactly half of them fit (30 × peak blocks + the null block), and the server ran with it
+ *   (`num_gpu_blocks` in `vllm:cache_config_info`), so it preempts (vllm:num_preemptions_total).
+ * - `tight-swap` exists only on the simulator (vLLM V1 preempts by recompute only): checked when saved,
+ *   and never saved from a real vLLM.
  * - Every request completed in every run: preemption delays requests, it does not fail them.
  */
 import { existsSync } from 'node:fs';
@@ -17,9 +21,16 @@ import { lessonDataReady } from './helpers/lesson-data';
 
 const dir = fromRoot('data', '05-kv-pressure');
 const FITS = 'u095-fits';
-const OVERCOMMITTED = ['u040-recompute', 'u040-swap'];
+const TIGHT = 'tight-recompute';
+const SWAP = 'tight-swap';
+const N = 60;
+const OUTPUT_TOKENS = 200;
+const BLOCK_SIZE = 16;
+const saved = (p: string) => existsSync(join(dir, p, 'summary.json'));
+const ready = lessonDataReady(saved(FITS) && saved(TIGHT), dir);
+/** The swap point is measured only on the simulator. */
+const OVERCOMMITTED = saved(SWAP) ? [TIGHT, SWAP] : [TIGHT];
 const POINTS = [FITS, ...OVERCOMMITTED];
-const ready = lessonDataReady(POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))), dir);
 
 function run(point: string): LoadedRun {
   const r = loadRun(join(dir, point));
@@ -33,15 +44,43 @@ function preemptions(point: string): number {
   return counterIncrease(metrics, 'preemptionsTotal');
 }
 
+const maxOf = (point: string, key: 'kvUsage' | 'running') => Math.max(...(run(point).metrics ?? []).map((m) => m[key] ?? 0));
+
+/** KV blocks the server reported (`vllm:cache_config_info` num_gpu_blocks). */
+function serverBlocks(point: string): number {
+  const blocks = Number(run(point).manifest.target.cacheConfig?.num_gpu_blocks);
+  expect(Number.isInteger(blocks) && blocks > 0, `${point}: num_gpu_blocks not in the manifest`).toBe(true);
+  return blocks;
+}
+
+/** Blocks one request holds at its peak (prompt + 200 output tokens), from the saved records. */
+function peakBlocks(point: string): number {
+  const prompts = run(point).records.filter((r) => !r.warmup).map((r) => r.promptTokens ?? NaN);
+  expect(prompts.every(Number.isInteger), `${point}: records without promptTokens`).toBe(true);
+  return Math.ceil((Math.max(...prompts) + OUTPUT_TOKENS) / BLOCK_SIZE);
+}
+
 describe.skipIf(!ready)(`lesson 05 saved runs (${ready ? dir : 'not found: run `npm run lessons` first to execute the notebooks'})`, () => {
-  it('every request completed in every run, with all 200 output tokens', () => {
+  it(`every request completed in every run, with all ${OUTPUT_TOKENS} output tokens`, () => {
     for (const p of POINTS) {
       const r = run(p);
       expect(r.summary!.failed, p).toBe(0);
       expect(r.summary!.completed, p).toBe(r.summary!.requests);
-      expect(r.summary!.requests, p).toBe(60);
-      for (const rec of r.records.filter((x) => !x.warmup)) expect(rec.outputTokens, p).toBe(200);
+      expect(r.summary!.requests, p).toBe(N);
+      for (const rec of r.records.filter((x) => !x.warmup)) expect(rec.outputTokens, p).toBe(OUTPUT_TOKENS);
     }
+  });
+
+  it('the tight points ran with --num-gpu-blocks-override = half the requests at their peak + the null block', () => {
+    for (const p of OVERCOMMITTED) {
+      const t = run(p).manifest.target;
+      const override = Number(t.flags?.numGpuBlocksOverride);
+      expect(override, `${p}: flags`).toBe((N / 2) * peakBlocks(p) + 1);
+      expect(serverBlocks(p), `${p}: the server's num_gpu_blocks`).toBe(override);
+      expect(Math.floor((serverBlocks(p) - 1) / peakBlocks(p)), p).toBeLessThan(N);
+    }
+    expect(run(FITS).manifest.target.flags?.numGpuBlocksOverride).toBeUndefined();
+    expect(serverBlocks(FITS) - 1, 'the fits point holds all requests at their peak').toBeGreaterThanOrEqual(N * peakBlocks(FITS));
   });
 
   it('preemptions only where the KV cache is overcommitted', () => {
@@ -49,9 +88,18 @@ describe.skipIf(!ready)(`lesson 05 saved runs (${ready ? dir : 'not found: run `
     for (const p of OVERCOMMITTED) expect(preemptions(p), p).toBeGreaterThan(0);
   });
 
-  it('the overcommitted runs filled the KV cache; the one that fits did not', () => {
-    const maxKv = (p: string) => Math.max(...(run(p).metrics ?? []).map((m) => m.kvUsage ?? 0));
-    expect(maxKv(FITS)).toBeLessThan(0.9);
-    for (const p of OVERCOMMITTED) expect(maxKv(p), p).toBeGreaterThan(0.9);
+  it('the overcommitted runs filled the KV cache and ran more requests than fit at their peak; the one that fits did not fill it', () => {
+    expect(maxOf(FITS, 'kvUsage')).toBeLessThan(0.9);
+    for (const p of OVERCOMMITTED) {
+      expect(maxOf(p, 'kvUsage'), p).toBeGreaterThan(0.9);
+      // Admission checks only the prompt, so more requests run than fit at their peak (what makes preemption certain).
+      expect(maxOf(p, 'running'), p).toBeGreaterThan(N / 2);
+      expect(maxOf(p, 'running'), p).toBeLessThan(N);
+    }
+  });
+
+  it('the swap point comes only from the simulator', () => {
+    if (saved(SWAP)) expect(run(SWAP).manifest.target.simulated).toBe(true);
+    for (const p of [FITS, TIGHT]) expect(typeof run(p).manifest.target.simulated, p).toBe('boolean');
   });
 });
