@@ -6,7 +6,8 @@ import { ApiError, type Reply } from './reply';
 import type { GenRequest } from './requests';
 import type { TextGen } from './tokens';
 import type { EngineOutput } from '../engine/types';
-import type { GenServer } from './gen-server';
+import { seededRng } from '../../rng';
+import { drawNaturalLength, type GenIdentity, type GenServer } from './gen-server';
 
 /** One choice of a request: its own engine request (a child when n > 1), text and state. */
 export interface Choice {
@@ -24,6 +25,30 @@ export interface Choice {
   prevMs: number;
   reason?: string;
   stopReason: string | null;
+}
+
+/**
+ * The `req.n` choices of a request, each seeded from the server's per-request seed source in
+ * order; child engine ids are `<i>_<id>` when n > 1, as vLLM's `ParentRequest` names them.
+ */
+export function newChoices(s: GenServer, req: GenRequest, who: GenIdentity): Choice[] {
+  const choices: Choice[] = [];
+  for (let i = 0; i < req.n; i++) {
+    const rng = seededRng(Math.floor(s.rng() * 2 ** 32));
+    choices.push({
+      index: i, engineId: req.n > 1 ? `${i}_${who.engineId}` : who.engineId, naturalLength: drawNaturalLength(rng),
+      gen: s.tok.textGen(req.lang, rng), text: '', sent: 0, ids: [], outputTokens: 0, prevMs: 0, stopReason: null,
+    });
+  }
+  return choices;
+}
+
+/** Forgets every choice's queue times and aborts the engine requests of those not finished. */
+export function abortChoices(s: GenServer, choices: Choice[]): void {
+  for (const c of choices) {
+    s.queue?.forget(c.engineId);
+    if (!c.reason) s.engine.abort(c.engineId);
+  }
 }
 
 /** The earliest stop string in `text` that ends after index `from` (text before it was checked already). */

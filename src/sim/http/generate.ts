@@ -4,14 +4,13 @@
  * or one non-streamed object at the end. Feeds the per-request metrics: TTFT from HTTP
  * arrival, one ITL sample per engine output, e2e and decode time at the finish.
  */
-import { seededRng } from '../../rng';
 import type { Reply } from './reply';
 import type { GenRequest } from './requests';
 import { chunkHead, chunkJson, usageChunkJson, usageJson } from '../../wire/chunks';
 import { chatLogprobsJson, completionLogprobsJson } from './fake-logprobs';
 import type { EngineOutput } from '../engine/types';
-import { drawNaturalLength, type GenIdentity, type GenServer } from './gen-server';
-import { addChoices, advance, type Choice } from './gen-choice';
+import type { GenIdentity, GenServer } from './gen-server';
+import { abortChoices, addChoices, advance, newChoices, type Choice } from './gen-choice';
 import { finalObject } from './gen-final';
 
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
@@ -33,14 +32,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const head = chunkHead({ api, id: who.id, created, model: s.model });
   const p = req.promptTokenIds.length;
   const usage = (completion: number, cached?: number) => usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
-  const choices: Choice[] = [];
-  for (let i = 0; i < req.n; i++) {
-    const rng = seededRng(Math.floor(s.rng() * 2 ** 32));
-    choices.push({
-      index: i, engineId: req.n > 1 ? `${i}_${who.engineId}` : who.engineId, naturalLength: drawNaturalLength(rng),
-      gen: s.tok.textGen(req.lang, rng), text: '', sent: 0, ids: [], outputTokens: 0, prevMs: 0, stopReason: null,
-    });
-  }
+  const choices = newChoices(s, req, who);
   let started = false;
   let cached = 0;
   let finished = false;
@@ -87,10 +79,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   reply.onAbort(() => {
     if (finished) return;
     finished = true;
-    for (const c of choices) {
-      s.queue?.forget(c.engineId);
-      if (!c.reason) s.engine.abort(c.engineId);
-    }
+    abortChoices(s, choices);
   });
   if (req.stream) reply.startStream();
   const add = () => {
