@@ -6,7 +6,7 @@
 
 import { resolveApiKey } from '../client/url';
 import { CHALLENGES_PROMPT, promptOfTokens } from '../workload/prompts';
-import { runLoad } from '../runner/runner';
+import { runLoad, type RunResult } from '../runner/runner';
 import { describeShape } from '../schedule/shapes';
 import { explainNoModels } from '../runner/target-diagnosis';
 import { makeRequest } from '../workload/workload';
@@ -25,6 +25,31 @@ async function promptText(v: Values, promptTokens: number | undefined, apiKey: s
   if (p.estimated) io.stderr.write(`loadlab run: prompt length is estimated, not counted (${p.note})\n`);
   return p.text;
 }
+
+/** The report printed after a run; `loadLabel` describes the load (shape, requests, warm-up). */
+function reportOf(result: RunResult, loadLabel: string): string {
+  const t = result.manifest.target;
+  const warnings = result.summary.health?.warnings ?? [];
+  return formatRunReport({
+    summary: result.summary,
+    dir: result.dir,
+    status: result.manifest.status,
+    targetLabel: `${t.kind}${t.simulated ? ' (simulated)' : ''} ${t.baseUrl} model ${t.model}`,
+    loadLabel,
+    warnings,
+  });
+}
+
+/** What to print for a failed run: the error's message, or why the server listed no models. */
+async function failureMessage(err: unknown, v: Values): Promise<string> {
+  let msg = err instanceof Error ? err.message : String(err);
+  if (/did not list its models/.test(msg)) {
+    const why = await explainNoModels(v['base-url']!, resolveApiKey(v['api-key']), '--api-key or LOADLAB_API_KEY');
+    if (why) msg = why;
+  }
+  return msg;
+}
+
 /** `loadlab run …`; returns the exit code. */
 export async function runCommand(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   let parsed: ReturnType<typeof parseRunArgs>;
@@ -80,26 +105,11 @@ export async function runCommand(argv: string[], io: CliIo = { stdout: process.s
         workload: { prompt: promptTokens !== undefined ? `${promptTokens} tokens` : text.slice(0, 80), api, maxTokens, ignoreEos: v['ignore-eos'] ?? false, requests, warmup },
       },
     });
-    const t = result.manifest.target;
-    const warnings = result.summary.health?.warnings ?? [];
-    io.stdout.write(
-      formatRunReport({
-        summary: result.summary,
-        dir: result.dir,
-        status: result.manifest.status,
-        targetLabel: `${t.kind}${t.simulated ? ' (simulated)' : ''} ${t.baseUrl} model ${t.model}`,
-        loadLabel: `${describeShape(shape)}, ${requests} requests${warmup ? ` (+${warmup} warm-up)` : ''}`,
-        warnings,
-      }),
-    );
+    io.stdout.write(reportOf(result, `${describeShape(shape)}, ${requests} requests${warmup ? ` (+${warmup} warm-up)` : ''}`));
     if (result.manifest.status === 'interrupted') return 130;
     return result.summary.requests > 0 && result.summary.completed === 0 ? 1 : 0;
   } catch (err) {
-    let msg = err instanceof Error ? err.message : String(err);
-    if (/did not list its models/.test(msg)) {
-      const why = await explainNoModels(v['base-url']!, resolveApiKey(v['api-key']), '--api-key or LOADLAB_API_KEY');
-      if (why) msg = why;
-    }
+    const msg = await failureMessage(err, v);
     io.stderr.write(`loadlab run: ${msg}\n`);
     return err instanceof TypeError || err instanceof UsageError ? 2 : 1;
   } finally {
