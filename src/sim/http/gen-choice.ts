@@ -1,0 +1,115 @@
+/**
+ * One choice of a generation: its engine request, its text so far and how much of it was sent;
+ * stop strings cut it, as vLLM's detokenizer does (`vllm/v1/engine/detokenizer.py`).
+ */
+import { ApiError, type Reply } from './reply';
+import type { GenRequest } from './requests';
+import type { TextGen } from './tokens';
+import type { EngineOutput } from '../engine/types';
+import { seededRng } from '../../rng';
+import { drawNaturalLength, type GenIdentity, type GenServer } from './gen-server';
+
+/** One choice of a request: its own engine request (a child when n > 1), text and state. */
+export interface Choice {
+  index: number;
+  engineId: string;
+  naturalLength: number;
+  gen: TextGen;
+  /** Text so far (held-back characters included). */
+  text: string;
+  /** Characters of `text` already sent. */
+  sent: number;
+  ids: number[];
+  outputTokens: number;
+  firstMs?: number;
+  prevMs: number;
+  reason?: string;
+  stopReason: string | null;
+}
+
+/**
+ * The `req.n` choices of a request, each seeded from the server's per-request seed source in
+ * order; child engine ids are `<i>_<id>` when n > 1, as vLLM's `ParentRequest` names them.
+ */
+export function newChoices(s: GenServer, req: GenRequest, who: GenIdentity): Choice[] {
+  const choices: Choice[] = [];
+  for (let i = 0; i < req.n; i++) {
+    const rng = seededRng(Math.floor(s.rng() * 2 ** 32));
+    choices.push({
+      index: i, engineId: req.n > 1 ? `${i}_${who.engineId}` : who.engineId, naturalLength: drawNaturalLength(rng),
+      gen: s.tok.textGen(req.lang, rng), text: '', sent: 0, ids: [], outputTokens: 0, prevMs: 0, stopReason: null,
+    });
+  }
+  return choices;
+}
+
+/** Forgets every choice's queue times and aborts the engine requests of those not finished. */
+export function abortChoices(s: GenServer, choices: Choice[]): void {
+  for (const c of choices) {
+    s.queue?.forget(c.engineId);
+    if (!c.reason) s.engine.abort(c.engineId);
+  }
+}
+
+/** The earliest stop string in `text` that ends after index `from` (text before it was checked already). */
+function findStop(text: string, from: number, stop: string[]): { at: number; s: string } | undefined {
+  let best: { at: number; s: string } | undefined;
+  for (const s of stop) {
+    const at = text.indexOf(s, Math.max(0, from - s.length + 1));
+    if (at >= 0 && (!best || at < best.at)) best = { at, s };
+  }
+  return best;
+}
+
+/**
+ * Appends one engine output to choice `c`: its text is cut at a stop string (whose engine
+ * request is then aborted), and while unfinished the last (longest stop − 1) characters are
+ * held back, as vLLM's detokenizer does (`output_text_buffer_length`), so `added` can be "".
+ */
+export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOutput) {
+  let reason: string | undefined = out.finishReason;
+  const step = c.gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
+  const from = c.text.length;
+  c.text += step.text;
+  const hit = out.outputTokens > req.minTokens ? findStop(c.text, from, req.stop) : undefined;
+  if (hit) {
+    c.text = c.text.slice(0, hit.at);
+    c.stopReason = hit.s;
+    if (!reason) s.engine.abort(c.engineId);
+    reason = 'stop';
+  }
+  const hold = reason || req.stop.length === 0 ? 0 : Math.max(...req.stop.map((x) => x.length)) - 1;
+  const upTo = Math.max(c.sent, c.text.length - hold);
+  const offset = c.sent;
+  const added = c.text.slice(c.sent, upTo);
+  c.sent = upTo;
+  c.ids.push(...step.ids);
+  c.outputTokens = out.outputTokens;
+  return { added, reason, ids: step.ids, offset };
+}
+
+/** Adds every choice's engine request; on an engine refusal answers vLLM's 400 and returns false. */
+export function addChoices(s: GenServer, req: GenRequest, choices: Choice[], reply: Reply, onOutput: (c: Choice, out: EngineOutput) => void): boolean {
+  try {
+    for (const c of choices) {
+      s.queue?.track(c.engineId, s.now());
+      s.engine.add({
+        id: c.engineId, promptTokenIds: req.promptTokenIds.slice(), maxTokens: req.maxTokens,
+        minTokens: req.minTokens, naturalLength: c.naturalLength, ignoreEos: req.ignoreEos,
+      }, (out) => onOutput(c, out));
+    }
+    return true;
+  } catch (err) {
+    for (const c of choices) {
+      s.queue?.forget(c.engineId);
+      s.engine.abort(c.engineId);
+    }
+    // The engine only throws on requests it can never run (e.g. larger than the KV cache): vLLM answers those 400.
+    const e = err instanceof ApiError ? err : new ApiError(400, err instanceof Error ? err.message : String(err));
+    if (req.stream) {
+      reply.streamError(e);
+      reply.done();
+    } else reply.error(e);
+    return false;
+  }
+}
