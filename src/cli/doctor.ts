@@ -12,8 +12,8 @@ import { checkGpu, checkMaxModelLen, checkTarget, checkVllmPort } from './doctor
 import type { Check } from './doctor-check';
 import type { CliIo } from './io';
 
+/** One check's outcome (defined in `doctor-check.ts`, re-exported for `src/index.ts`). */
 export type { Check } from './doctor-check';
-
 
 /** Names of the checks that can be skipped (`--skip`). */
 export const DOCTOR_CHECKS = ['node', 'tslab', 'plotly', 'data', 'model', 'flags', 'target', 'max_model_len', 'gpu', 'port', 'calibration'] as const;
