@@ -77,23 +77,20 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 
 /** `GET /health`, `/v1/models`, `/stats` (CPU since the last call), `/sent` (then forgotten); else 404. */
 function handleGet(state: ServerState, url: string, res: ServerResponse): void {
-  if (url === '/health') return void res.writeHead(200).end();
-  if (url === '/v1/models') {
-    return json(res, 200, { object: 'list', data: [{ id: NULL_SERVER_MODEL, object: 'model', owned_by: 'loadlab', root: NULL_SERVER_MODEL, max_model_len: 1 << 20 }] });
-  }
-  if (url === '/stats') {
+  if (url === '/health') res.writeHead(200).end();
+  else if (url === '/v1/models') {
+    json(res, 200, { object: 'list', data: [{ id: NULL_SERVER_MODEL, object: 'model', owned_by: 'loadlab', root: NULL_SERVER_MODEL, max_model_len: 1 << 20 }] });
+  } else if (url === '/stats') {
     const cpu = process.cpuUsage(state.cpuMark);
     const wallMs = performance.now() - state.wallMark;
     state.cpuMark = process.cpuUsage();
     state.wallMark = performance.now();
-    return json(res, 200, { ...state.stats, cpuMs: (cpu.user + cpu.system) / 1000, wallMs });
-  }
-  if (url === '/sent') {
+    json(res, 200, { ...state.stats, cpuMs: (cpu.user + cpu.system) / 1000, wallMs });
+  } else if (url === '/sent') {
     const out = Object.fromEntries(state.sent);
     state.sent.clear();
-    return json(res, 200, out);
-  }
-  return json(res, 404, { detail: 'Not Found' });
+    json(res, 200, out);
+  } else json(res, 404, { detail: 'Not Found' });
 }
 
 /** Open the SSE stream of one parsed chat request and start writing it. */
