@@ -22,17 +22,16 @@
  * token events written), `GET /sent` (`{id: [sendEpochMs…]}` of finished streams, then forgotten).
  * Exits on SIGTERM/SIGINT or when its parent goes away (`watchParent` of src/proc/child.ts).
  */
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chunkHead, chunkJson, errorBody, SSE_DONE, sseData, usageChunkJson, usageJson } from '../wire/chunks';
+import { chunkHead, errorBody } from '../wire/chunks';
 import { watchParent } from '../proc/child';
+import { epochNow, type NullState, type NullStream, startStream } from './null-streams';
 
 /** Served model name. */
 export const NULL_SERVER_MODEL = 'loadlab-null';
 /** The line the process prints once it listens: `<marker> <port> <epochMinusRealtimeMs>`. */
 export const NULL_SERVER_MARKER = 'LOADLAB_NULL_LISTENING';
-
-const epochNow = () => performance.timeOrigin + performance.now();
 
 /**
  * How far this process's `performance.timeOrigin + performance.now()` is from the system clock,
@@ -56,18 +55,6 @@ export function epochMinusRealtimeMs(ticks = 11): number {
   return diffs[diffs.length >> 1];
 }
 
-interface Stream {
-  res: ServerResponse;
-  id: string;
-  tokens: number;
-  k: number;
-  deadline: number;
-  closed: boolean;
-  times: number[];
-  /** `chunkHead` of the stream (src/wire/chunks.ts). */
-  head: string;
-}
-
 /** A running null server (in this process). */
 export interface NullServer {
   server: Server;
@@ -75,135 +62,74 @@ export interface NullServer {
   close(): Promise<void>;
 }
 
-/** Start the null server on 127.0.0.1 (`port` 0 = ephemeral). Used by the child process's main. */
-export function startNullServer(port = 0): Promise<NullServer> {
-  const stats = { requests: 0, tokenEvents: 0 };
-  let cpuMark = process.cpuUsage();
-  let wallMark = performance.now();
-  const sent = new Map<string, number[]>();
-  const tickers = new Map<number, Set<Stream>>();
-  let seq = 0;
+/** The null server's state: counters, finished streams, tickers, and the CPU/wall marks of `GET /stats`. */
+interface ServerState extends NullState {
+  cpuMark: NodeJS.CpuUsage;
+  wallMark: number;
+  seq: number;
+}
 
-  const usage = (k: number) => usageJson({ promptTokens: 8, completionTokens: k });
-  // vLLM's chunk (src/wire/chunks.ts) plus a non-vLLM field `t`: the send time, epoch ms.
-  const tokenEvent = (s: Stream, last: boolean, t: number) =>
-    sseData(chunkJson('chat', s.head, { text: ' tok', finishReason: last ? 'length' : undefined }, { usage: usage(s.k), extra: `,"t":${t.toFixed(4)}` }));
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+};
 
-  const finish = (s: Stream) => {
-    s.res.end(sseData(usageChunkJson(s.head, usage(s.k))) + SSE_DONE);
-    sent.set(s.id, s.times);
+/** `GET /health`, `/v1/models`, `/stats` (CPU since the last call), `/sent` (then forgotten); else 404. */
+function handleGet(state: ServerState, url: string, res: ServerResponse): void {
+  if (url === '/health') res.writeHead(200).end();
+  else if (url === '/v1/models') {
+    json(res, 200, { object: 'list', data: [{ id: NULL_SERVER_MODEL, object: 'model', owned_by: 'loadlab', root: NULL_SERVER_MODEL, max_model_len: 1 << 20 }] });
+  } else if (url === '/stats') {
+    const cpu = process.cpuUsage(state.cpuMark);
+    const wallMs = performance.now() - state.wallMark;
+    state.cpuMark = process.cpuUsage();
+    state.wallMark = performance.now();
+    json(res, 200, { ...state.stats, cpuMs: (cpu.user + cpu.system) / 1000, wallMs });
+  } else if (url === '/sent') {
+    const out = Object.fromEntries(state.sent);
+    state.sent.clear();
+    json(res, 200, out);
+  } else json(res, 404, { detail: 'Not Found' });
+}
+
+/** Open the SSE stream of one parsed chat request and start writing it. */
+function openStream(state: ServerState, req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>): void {
+  state.stats.requests++;
+  const header = req.headers['x-request-id'];
+  const id = (Array.isArray(header) ? header[0] : header) ?? `null-${++state.seq}`;
+  const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
+  const tokens = Math.max(1, Math.floor(num(body.max_tokens, 16)));
+  const gapMs = num(body.null_gap_ms, 10);
+  const durationMs = num(body.null_duration_ms, Infinity);
+  const created = Math.floor(Date.now() / 1000);
+  const s: NullStream = {
+    res, id, tokens, k: 0, deadline: performance.now() + durationMs, closed: false, times: [],
+    head: chunkHead({ api: 'chat', id: `chatcmpl-${id}`, created, model: NULL_SERVER_MODEL }),
   };
+  res.on('close', () => (s.closed = true));
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+  res.flushHeaders();
+  startStream(state, s, gapMs);
+}
 
-  /** Write the next token chunk of `s` (the role chunk first, with the first token). Returns false when done. */
-  const step = (s: Stream): boolean => {
-    if (s.closed) return false;
-    const t = epochNow(); // the send time, just before the write
-    s.k++;
-    const last = s.k >= s.tokens || performance.now() >= s.deadline;
-    const role = s.k === 1 ? sseData(chunkJson('chat', s.head, { role: true }, { usage: usage(0) })) : '';
-    s.times.push(t);
-    stats.tokenEvents++;
-    s.res.write(role + tokenEvent(s, last, t));
-    if (last) {
-      finish(s);
-      return false;
+/** `POST …/v1/chat/completions`: read the body, 400 when it is not JSON, else stream. */
+function handlePost(state: ServerState, req: IncomingMessage, res: ServerResponse): void {
+  const parts: Buffer[] = [];
+  req.on('data', (b: Buffer) => parts.push(b));
+  req.on('end', () => {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+    } catch {
+      return json(res, 400, errorBody({ message: 'body is not JSON', type: 'BadRequestError', param: null, code: 400 }, 'old'));
     }
-    return true;
-  };
-
-  /** Lockstep ticker for one gap: every gap ms, one chunk for every stream on it. */
-  const join = (s: Stream, gapMs: number) => {
-    let set = tickers.get(gapMs);
-    if (set) {
-      set.add(s);
-      return;
-    }
-    set = new Set([s]);
-    tickers.set(gapMs, set);
-    const members = set;
-    const start = performance.now() + gapMs;
-    let n = 0;
-    const tick = () => {
-      for (const m of members) if (!step(m)) members.delete(m);
-      if (members.size === 0) {
-        tickers.delete(gapMs);
-        return;
-      }
-      n++;
-      setTimeout(tick, Math.max(0, start + n * gapMs - performance.now()));
-    };
-    setTimeout(tick, gapMs);
-  };
-
-  /** Flat out: write as fast as the socket drains, yielding to other streams every 16 chunks. */
-  const pump = (s: Stream): void => {
-    for (let i = 0; i < 16; i++) {
-      if (!step(s)) return;
-      if (s.res.writableNeedDrain) {
-        s.res.once('drain', () => pump(s));
-        return;
-      }
-    }
-    setImmediate(() => pump(s));
-  };
-
-  const json = (res: ServerResponse, status: number, body: unknown) => {
-    const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-    res.end(text);
-  };
-
-  const server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    if (req.method === 'GET') {
-      if (url === '/health') return void res.writeHead(200).end();
-      if (url === '/v1/models') {
-        return json(res, 200, { object: 'list', data: [{ id: NULL_SERVER_MODEL, object: 'model', owned_by: 'loadlab', root: NULL_SERVER_MODEL, max_model_len: 1 << 20 }] });
-      }
-      if (url === '/stats') {
-        const cpu = process.cpuUsage(cpuMark);
-        const wallMs = performance.now() - wallMark;
-        cpuMark = process.cpuUsage();
-        wallMark = performance.now();
-        return json(res, 200, { ...stats, cpuMs: (cpu.user + cpu.system) / 1000, wallMs });
-      }
-      if (url === '/sent') {
-        const out = Object.fromEntries(sent);
-        sent.clear();
-        return json(res, 200, out);
-      }
-      return json(res, 404, { detail: 'Not Found' });
-    }
-    if (req.method !== 'POST' || !url.endsWith('/v1/chat/completions')) return json(res, 404, { detail: 'Not Found' });
-    const parts: Buffer[] = [];
-    req.on('data', (b: Buffer) => parts.push(b));
-    req.on('end', () => {
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(parts).toString('utf8'));
-      } catch {
-        return json(res, 400, errorBody({ message: 'body is not JSON', type: 'BadRequestError', param: null, code: 400 }, 'old'));
-      }
-      stats.requests++;
-      const header = req.headers['x-request-id'];
-      const id = (Array.isArray(header) ? header[0] : header) ?? `null-${++seq}`;
-      const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
-      const tokens = Math.max(1, Math.floor(num(body.max_tokens, 16)));
-      const gapMs = num(body.null_gap_ms, 10);
-      const durationMs = num(body.null_duration_ms, Infinity);
-      const created = Math.floor(Date.now() / 1000);
-      const s: Stream = {
-        res, id, tokens, k: 0, deadline: performance.now() + durationMs, closed: false, times: [],
-        head: chunkHead({ api: 'chat', id: `chatcmpl-${id}`, created, model: NULL_SERVER_MODEL }),
-      };
-      res.on('close', () => (s.closed = true));
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
-      res.flushHeaders();
-      if (gapMs > 0) join(s, gapMs);
-      else setImmediate(() => pump(s));
-    });
+    openStream(state, req, res, body);
   });
-  server.keepAliveTimeout = 30_000;
+}
+
+/** Listen on 127.0.0.1:`port`; resolves once listening. */
+function listen(server: Server, port: number): Promise<NullServer> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => {
@@ -217,6 +143,22 @@ export function startNullServer(port = 0): Promise<NullServer> {
       });
     });
   });
+}
+
+/** Start the null server on 127.0.0.1 (`port` 0 = ephemeral). Used by the child process's main. */
+export function startNullServer(port = 0): Promise<NullServer> {
+  const state: ServerState = {
+    stats: { requests: 0, tokenEvents: 0 }, sent: new Map(), tickers: new Map(),
+    cpuMark: process.cpuUsage(), wallMark: performance.now(), seq: 0,
+  };
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (req.method === 'GET') return handleGet(state, url, res);
+    if (req.method !== 'POST' || !url.endsWith('/v1/chat/completions')) return json(res, 404, { detail: 'Not Found' });
+    handlePost(state, req, res);
+  });
+  server.keepAliveTimeout = 30_000;
+  return listen(server, port);
 }
 
 /** The child process's main: listen, print the marker, exit with the parent. */

@@ -12,7 +12,7 @@ import { fromRoot, packageRoot } from '../paths';
 import { DEFAULT_MODEL, serveArgWarnings } from '../vllm/flags';
 import { which } from '../proc/which';
 import { figureHtml, plotlyJsPath } from '../view/render';
-import type { Check } from './doctor';
+import type { Check } from './doctor-check';
 
 /** Oldest Node that loads `src/` in tslab (`require(esm)`), as [major, minor]. */
 export const MIN_NODE: readonly [number, number] = [20, 19];

@@ -16,7 +16,7 @@ import { startSim, type SimHandle } from '../sim/start';
 import { loadTokenizer, type ChatMessageIn } from '../sim/http/tokens';
 import type { RequestSpec } from '../types';
 import { longPlusShort, shortLongMix } from '../workload/workload';
-import type { Check } from './doctor';
+import type { Check } from './doctor-check';
 
 /** What the doctor learnt about the target. */
 export interface TargetInfo {

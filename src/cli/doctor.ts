@@ -9,20 +9,11 @@ import { calibrateClient } from '../calibrate/calibrate';
 import { table } from '../view/tables';
 import { checkDataWritable, checkModelPath, checkNode, checkPlotly, checkServeFlags, checkTslab } from './doctor-env';
 import { checkGpu, checkMaxModelLen, checkTarget, checkVllmPort } from './doctor-target';
+import type { Check } from './doctor-check';
 import type { CliIo } from './io';
 
-/** One check's outcome. */
-export interface Check {
-  /** Short name, e.g. `node`, `tslab kernel`, `port 8000`. */
-  name: string;
-  /** `required`: a failure makes the doctor fail (exit 1); `optional`: a failure is a warning. */
-  level: 'required' | 'optional';
-  ok: boolean;
-  /** What was found, in words (versions, paths, numbers as measured). */
-  detail: string;
-  /** The one command that fixes a failure (absent when ok). */
-  fix?: string;
-}
+/** One check's outcome (defined in `doctor-check.ts`, re-exported for `src/index.ts`). */
+export type { Check } from './doctor-check';
 
 /** Names of the checks that can be skipped (`--skip`). */
 export const DOCTOR_CHECKS = ['node', 'tslab', 'plotly', 'data', 'model', 'flags', 'target', 'max_model_len', 'gpu', 'port', 'calibration'] as const;

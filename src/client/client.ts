@@ -88,11 +88,22 @@ function parseBaseUrl(baseUrl: unknown): { origin: string; prefix: string; base:
   return { origin: u.origin, prefix, base: u.origin + prefix };
 }
 
-/**
- * Create a streaming client. Checks the options at once and throws a TypeError naming the fix,
- * e.g. `baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got 'foo'`.
- */
-export function createClient(opts: ClientOptions): Client {
+/** The client's options, checked and with their defaults filled in. */
+interface ClientSettings {
+  origin: string;
+  prefix: string;
+  base: string;
+  model: string;
+  connections: number;
+  timeoutMs: number;
+  idleTimeoutMs: number;
+  now: () => number;
+  apiKey: string | undefined;
+  extra: Record<string, string> | undefined;
+}
+
+/** Check every option in order, throwing a TypeError that names the fix; fill in the defaults. */
+function checkClientOptions(opts: ClientOptions): ClientSettings {
   if (opts === null || typeof opts !== 'object') {
     throw new TypeError("createClient needs options, e.g. createClient({baseUrl: 'http://127.0.0.1:8000', model: 'my-model'})");
   }
@@ -116,53 +127,64 @@ export function createClient(opts: ClientOptions): Client {
       if (typeof v !== 'string') throw new TypeError(`headers['${k}'] must be a string, got ${typeof v}`);
     }
   }
+  return { origin, prefix, base, model: opts.model, connections, timeoutMs, idleTimeoutMs, now, apiKey, extra };
+}
 
+/** Send one request on `pool` (a record for every outcome; a spec that cannot be sent is a 4xx record). */
+async function sendOne(cfg: ClientSettings, pool: Pool, idPrefix: string, closed: boolean, spec: RequestSpec, ctx: SendContext): Promise<RequestRecord> {
+  const { now, apiKey } = cfg;
+  const api = spec?.api ?? 'chat';
+  const meta = {
+    index: ctx.index,
+    requestId: ctx.requestId ?? `${idPrefix}${ctx.index}`,
+    warmup: ctx.warmup ?? false,
+    tag: spec?.tag,
+    intendedStartMs: ctx.intendedStartMs,
+  };
+  const notSent = (code: 'http_4xx' | 'aborted', message: string): RequestRecord => {
+    const timer = createStreamTimer(api, now);
+    timer.sent();
+    timer.fail(code, redact(message, apiKey));
+    return timer.toRecord(meta);
+  };
+  if (closed) return notSent('aborted', 'client is closed; create a new one with createClient()');
+  let body: string;
+  try {
+    body = JSON.stringify(buildRequestBody(spec, cfg.model));
+  } catch (err) {
+    // A spec the server would reject with a 400: recorded as such without sending it.
+    return notSent('http_4xx', `request not sent: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return streamRequest({
+    dispatcher: pool,
+    origin: cfg.origin,
+    path: cfg.prefix + endpointPath(api),
+    headers: buildHeaders({ requestId: meta.requestId, apiKey, headers: cfg.extra }),
+    body,
+    api,
+    now,
+    timeoutMs: cfg.timeoutMs,
+    idleTimeoutMs: cfg.idleTimeoutMs,
+    signal: ctx.signal,
+    secret: apiKey,
+    meta,
+  });
+}
+
+/**
+ * Create a streaming client. Checks the options at once and throws a TypeError naming the fix,
+ * e.g. `baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got 'foo'`.
+ */
+export function createClient(opts: ClientOptions): Client {
+  const cfg = checkClientOptions(opts);
+  const { now, apiKey } = cfg;
   // Our own timeouts replace undici's header/body timeouts (0 = off).
-  const pool = new Pool(origin, { connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+  const pool = new Pool(cfg.origin, { connections: cfg.connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   const idPrefix = makeRequestIdPrefix();
   let closed = false;
 
-  const send = async (spec: RequestSpec, ctx: SendContext): Promise<RequestRecord> => {
-    const api = spec?.api ?? 'chat';
-    const meta = {
-      index: ctx.index,
-      requestId: ctx.requestId ?? `${idPrefix}${ctx.index}`,
-      warmup: ctx.warmup ?? false,
-      tag: spec?.tag,
-      intendedStartMs: ctx.intendedStartMs,
-    };
-    const notSent = (code: 'http_4xx' | 'aborted', message: string): RequestRecord => {
-      const timer = createStreamTimer(api, now);
-      timer.sent();
-      timer.fail(code, redact(message, apiKey));
-      return timer.toRecord(meta);
-    };
-    if (closed) return notSent('aborted', 'client is closed; create a new one with createClient()');
-    let body: string;
-    try {
-      body = JSON.stringify(buildRequestBody(spec, opts.model));
-    } catch (err) {
-      // A spec the server would reject with a 400: recorded as such without sending it.
-      return notSent('http_4xx', `request not sent: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    return streamRequest({
-      dispatcher: pool,
-      origin,
-      path: prefix + endpointPath(api),
-      headers: buildHeaders({ requestId: meta.requestId, apiKey, headers: extra }),
-      body,
-      api,
-      now,
-      timeoutMs,
-      idleTimeoutMs,
-      signal: ctx.signal,
-      secret: apiKey,
-      meta,
-    });
-  };
-
   return {
-    send: (spec, ctx) => send(spec, ctx).catch((err: unknown) => {
+    send: (spec, ctx) => sendOne(cfg, pool, idPrefix, closed, spec, ctx).catch((err: unknown) => {
       // Unreachable by design; kept so send() can never reject.
       const timer = createStreamTimer(spec?.api ?? 'chat', now);
       timer.sent();
@@ -174,7 +196,7 @@ export function createClient(opts: ClientOptions): Client {
       closed = true;
       await pool.close();
     },
-    baseUrl: base,
-    model: opts.model,
+    baseUrl: cfg.base,
+    model: cfg.model,
   };
 }

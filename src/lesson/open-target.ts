@@ -105,6 +105,68 @@ async function startFor(mode: TargetMode, flags: ServerFlags, opts: OpenTargetOp
   });
 }
 
+/** What an open target knows, changed in place by `restart`. */
+interface TargetState {
+  readonly mode: TargetMode;
+  readonly opts: OpenTargetOptions;
+  readonly env: Record<string, string | undefined>;
+  flags: ServerFlags;
+  running: Running | undefined;
+  baseUrl: string;
+  model: string;
+  config: EffectiveConfig;
+  readonly notes: string[];
+}
+
+/** Read what the server reports; an external one that does not answer throws, naming the fix. */
+async function describe(st: Omit<TargetState, 'config'>): Promise<EffectiveConfig> {
+  const config = await recordEffectiveConfig(st.baseUrl, { apiKey: st.env.LOADLAB_API_KEY ?? st.env.OPENAI_API_KEY });
+  if (st.mode === 'external') {
+    if (!config.reachable) {
+      throw new Error(
+        `LOADLAB_BASE_URL=${st.baseUrl} does not answer. Start vLLM first (vllm serve <model> --port 8000), ` +
+          'or unset LOADLAB_BASE_URL to use the simulator.',
+      );
+    }
+    st.model ||= config.models[0]?.id ?? '';
+  }
+  return config;
+}
+
+/** Notes for an external server: the `vllm serve` line expected, flags that differ, flags unverified. */
+function externalNotes(st: TargetState): string[] {
+  const check = compareFlags(st.flags, reported(st.config));
+  const note = unverifiedNote(check);
+  return [
+    `This lesson expects vLLM started as: ${serveLine(st.model, st.flags)}. LoadLab did not start this server, so it cannot ` +
+      'apply flags; restart it yourself, or set LOADLAB_VLLM_MODEL to let LoadLab launch it.',
+    ...check.mismatches.map((m) => `${m[0].toUpperCase()}${m.slice(1)}: measure() will refuse this server until it is restarted.`),
+    ...(note ? [note] : []),
+  ];
+}
+
+/** `LessonTarget.restart`: check an external server's flags, or start a new process with `next`. */
+async function restartTarget(st: TargetState, next: ServerFlags): Promise<void> {
+  if (st.mode === 'external') {
+    // Stop "Run All" here rather than measure an unchanged server under the new flags' label.
+    // The flags are accepted only once the server shows them (or, for hidden ones, was restarted).
+    const now = await describe(st);
+    assertFlagsMatch(next, reported(now), st.model);
+    assertRestartedForHidden(st.flags, next, reported(now), st.config.startedAtS, st.model);
+    st.config = now;
+    st.flags = { ...next };
+    st.notes.length = 0;
+    st.notes.push(...externalNotes(st));
+    return;
+  }
+  st.flags = { ...next };
+  st.notes.length = 0;
+  await st.running?.stop();
+  st.running = await startFor(st.mode, st.flags, st.opts, st.env);
+  ({ baseUrl: st.baseUrl, model: st.model } = st.running);
+  st.config = await describe(st);
+}
+
 /**
  * Open the server a lesson measures (see the module comment for how it is chosen).
  * Throws, naming the fix, when an external `LOADLAB_BASE_URL` does not answer.
@@ -112,12 +174,10 @@ async function startFor(mode: TargetMode, flags: ServerFlags, opts: OpenTargetOp
 export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTarget> {
   const env = opts.env ?? process.env;
   const mode: TargetMode = env.LOADLAB_BASE_URL ? 'external' : env.LOADLAB_VLLM_MODEL ? 'launched' : 'sim';
-  let flags: ServerFlags = { ...(opts.flags ?? {}) };
+  const flags: ServerFlags = { ...(opts.flags ?? {}) };
   let running: Running | undefined;
-  let baseUrl: string;
-  let model: string;
-  const notes: string[] = [];
-
+  let baseUrl = '';
+  let model = '';
   if (mode === 'external') {
     baseUrl = (env.LOADLAB_BASE_URL as string).replace(/\/+$/, '').replace(/\/v1$/, '');
     model = env.LOADLAB_MODEL ?? '';
@@ -125,82 +185,40 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
     running = await startFor(mode, flags, opts, env);
     ({ baseUrl, model } = running);
   }
-
-  const describe = async (): Promise<EffectiveConfig> => {
-    const config = await recordEffectiveConfig(baseUrl, { apiKey: env.LOADLAB_API_KEY ?? env.OPENAI_API_KEY });
-    if (mode === 'external') {
-      if (!config.reachable) {
-        throw new Error(
-          `LOADLAB_BASE_URL=${baseUrl} does not answer. Start vLLM first (vllm serve <model> --port 8000), ` +
-            'or unset LOADLAB_BASE_URL to use the simulator.',
-        );
-      }
-      model ||= config.models[0]?.id ?? '';
-    }
-    return config;
-  };
-  let config = await describe();
-  const externalNotes = (): string[] => {
-    const check = compareFlags(flags, reported(config));
-    const note = unverifiedNote(check);
-    return [
-      `This lesson expects vLLM started as: ${serveLine(model, flags)}. LoadLab did not start this server, so it cannot ` +
-        'apply flags; restart it yourself, or set LOADLAB_VLLM_MODEL to let LoadLab launch it.',
-      ...check.mismatches.map((m) => `${m[0].toUpperCase()}${m.slice(1)}: measure() will refuse this server until it is restarted.`),
-      ...(note ? [note] : []),
-    ];
-  };
+  const started = { mode, opts, env, flags, running, baseUrl, model, notes: [] as string[] };
+  const st: TargetState = Object.assign(started, { config: await describe(started) });
   if (mode === 'external') {
-    const found = externalNotes();
-    if (Object.keys(flags).length || found.length > 1) notes.push(...found);
+    const found = externalNotes(st);
+    if (Object.keys(flags).length || found.length > 1) st.notes.push(...found);
   }
 
   return {
     mode,
     get baseUrl() {
-      return baseUrl;
+      return st.baseUrl;
     },
     get model() {
-      return model;
+      return st.model;
     },
     get simulated() {
-      return config.simulated;
+      return st.config.simulated;
     },
     get flags() {
-      return flags;
+      return st.flags;
     },
     get config() {
-      return config;
+      return st.config;
     },
-    notes,
-    async restart(next: ServerFlags) {
-      if (mode === 'external') {
-        // Stop "Run All" here rather than measure an unchanged server under the new flags' label.
-        // The flags are accepted only once the server shows them (or, for hidden ones, was restarted).
-        const now = await describe();
-        assertFlagsMatch(next, reported(now), model);
-        assertRestartedForHidden(flags, next, reported(now), config.startedAtS, model);
-        config = now;
-        flags = { ...next };
-        notes.length = 0;
-        notes.push(...externalNotes());
-        return;
-      }
-      flags = { ...next };
-      notes.length = 0;
-      await running?.stop();
-      running = await startFor(mode, flags, opts, env);
-      ({ baseUrl, model } = running);
-      config = await describe();
-    },
+    notes: st.notes,
+    restart: (next: ServerFlags) => restartTarget(st, next),
     checkFits(requests: readonly RequestSpec[]) {
-      return checkLessonFits({ baseUrl, model, flags }, requests, env.LOADLAB_API_KEY ? { apiKey: env.LOADLAB_API_KEY } : {});
+      return checkLessonFits({ baseUrl: st.baseUrl, model: st.model, flags: st.flags }, requests, env.LOADLAB_API_KEY ? { apiKey: env.LOADLAB_API_KEY } : {});
     },
     async stop() {
-      await running?.stop();
+      await st.running?.stop();
     },
     logTail(n?: number) {
-      return running?.logTail(n) ?? '';
+      return st.running?.logTail(n) ?? '';
     },
   };
 }

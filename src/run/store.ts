@@ -107,11 +107,23 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
   const moved = prepared.movedAside;
   if (moved) console.warn(`loadlab: ${dir} held an incomplete run; moved its files to ${moved} (nothing deleted)`);
   const notes = [...(input.notes ?? []), ...(moved ? [`the files of an incomplete run found in this folder were moved to ${moved}`] : [])];
+  const { manifest, requests } = startFiles(dir, lockFile, opts, input, stamp, notes);
+  const writer = makeWriter(dir, lockFile, moved, manifest, requests);
+  open.set(path.resolve(dir), writer);
+  return writer;
+}
 
-  let manifest: RunManifest;
-  let requests: LineAppender;
+/** Write the first `manifest.json` (status `'running'`) and open `requests.jsonl`; on failure release the lock and rethrow. */
+function startFiles(
+  dir: string,
+  lockFile: string,
+  opts: CreateRunOptions,
+  input: ManifestInput,
+  stamp: string,
+  notes: string[],
+): { manifest: RunManifest; requests: LineAppender } {
   try {
-    manifest = redact({
+    const manifest = redact({
       schema: 1,
       runId: `${stamp}-${randomBytes(4).toString('hex')}`,
       ...(opts.lesson !== undefined ? { lesson: opts.lesson } : {}),
@@ -126,12 +138,16 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
       status: 'running',
     } as RunManifest);
     writeJsonAtomic(path.join(dir, 'manifest.json'), manifest);
-    requests = openLineAppender(path.join(dir, 'requests.jsonl'));
+    return { manifest, requests: openLineAppender(path.join(dir, 'requests.jsonl')) };
   } catch (err) {
     releaseLock(lockFile);
     throw err;
   }
+}
 
+/** The writer of a started run: appends records and side files, then ends it once (finish or abort). */
+function makeWriter(dir: string, lockFile: string, moved: string | undefined, first: RunManifest, requests: LineAppender): RunWriter {
+  let manifest = first;
   const extras = new Map<string, LineAppender>();
   let closed = false;
   const ensureOpen = (what: string) => {
@@ -187,7 +203,6 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
       return path.join(dir, name);
     },
   };
-  open.set(path.resolve(dir), writer);
   return writer;
 }
 

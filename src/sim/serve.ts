@@ -10,13 +10,13 @@ import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '..
 import { realClock } from './engine/clock';
 import { kvCacheTokens, maxConcurrency, resolveEngineConfig, V1_DEFAULTS } from './engine/config';
 import { createEngine } from './engine/engine';
-import { createFaults, describeFaults } from './http/faults';
+import { createFaults, describeFaults, type Faults } from './http/faults';
 import { createSimServer, EMULATED_VLLM_VERSION } from './http/http';
 import { SimMetrics } from './http/metrics';
 import { DEFAULT_PROFILE } from './engine/profile';
 import { QueueTimes } from './engine/queue-time';
 import { loadTokenizer } from './http/tokens';
-import type { EngineStats } from './engine/types';
+import type { EngineClock, EngineConfig, EngineStats, SimEngine } from './engine/types';
 
 /** The line `startSim` waits for; the URL follows after one space. */
 export const LISTENING_MARKER = 'LOADLAB_SIM_LISTENING';
@@ -48,6 +48,59 @@ function p99(xs: number[]): number {
   return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
 }
 
+/** The SIMULATED banner and vLLM's first startup lines. */
+function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: string): void {
+  const profile = DEFAULT_PROFILE;
+  log('='.repeat(100));
+  log(`  SIMULATED vLLM (LoadLab) ${EMULATED_VLLM_VERSION} — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`);
+  log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
+  log('='.repeat(100));
+  log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${EMULATED_VLLM_VERSION} (simulated, profile ${profile.id})`);
+  log(`${prefix('INFO', 'api_server.py:2')} args: ${[modelPath, ...toServeArgs(args.flags), '--host', args.host, '--port', String(args.port)].join(' ')}`);
+}
+
+/** KV cache size, maximum concurrency, the effective engine config, and the faults switched on. */
+function logEngineConfig(log: (line: string) => void, config: EngineConfig, faults: Faults, seed: number): void {
+  log(`${prefix('INFO', 'kv_cache_utils.py:1')} GPU KV cache size: ${kvCacheTokens(config).toLocaleString('en-US')} tokens`);
+  log(`${prefix('INFO', 'kv_cache_utils.py:2')} Maximum concurrency for ${config.maxModelLen.toLocaleString('en-US')} tokens per request: ${maxConcurrency(config).toFixed(2)}x`);
+  log(`${prefix('INFO', 'sim.py:1')} Effective engine config: ${JSON.stringify(config)}`);
+  const active = describeFaults(faults.settings());
+  if (active) log(`${prefix('WARNING', 'sim.py:3')} SIMULATED FAULTS on (seed ${seed}): ${active}. GET/POST /loadlab/faults shows or changes them.`);
+}
+
+/**
+ * vLLM's periodic `Engine 000:` stats line every `intervalS` seconds (none while idle), with the
+ * simulator's step lateness p99 (`lateness` is drained each time); warns past `LATENESS_WARN_MS`.
+ */
+function startStatsLine(engine: SimEngine, clock: EngineClock, lateness: number[], log: (line: string) => void, intervalS: number): NodeJS.Timeout {
+  let prev: EngineStats = engine.stats();
+  let prevMs = clock.now();
+  let wasIdle = true;
+  const timer = setInterval(() => {
+    const s = engine.stats();
+    const dt = Math.max(1e-9, (clock.now() - prevMs) / 1000);
+    const promptTps = (s.promptTokens - prev.promptTokens) / dt;
+    const genTps = (s.generationTokens - prev.generationTokens) / dt;
+    const preempt = s.numPreemptions - prev.numPreemptions;
+    const late = p99(lateness.splice(0));
+    const idle = promptTps === 0 && genTps === 0 && s.running === 0 && s.waiting === 0;
+    prev = s;
+    prevMs = clock.now();
+    if (idle && wasIdle) return; // like vLLM: no repeated lines while idle
+    wasIdle = idle;
+    // Since start (vLLM: over the last 1000 requests; the same until then).
+    const hit = s.prefixCacheQueries > 0 ? (100 * s.prefixCacheHits) / s.prefixCacheQueries : 0;
+    log(`${prefix('INFO', 'loggers.py:1')} Engine 000: Avg prompt throughput: ${promptTps.toFixed(1)} tokens/s, Avg generation throughput: ${genTps.toFixed(1)} tokens/s, ` +
+      `Running: ${s.running} reqs, Waiting: ${s.waiting} reqs, Preemptions: ${preempt}, GPU KV cache usage: ${(100 * s.kvUsage).toFixed(1)}%, ` +
+      `Prefix cache hit rate: ${hit.toFixed(1)}% | sim step lateness p99: ${late.toFixed(2)} ms`);
+    if (late > LATENESS_WARN_MS) {
+      log(`${prefix('WARNING', 'sim.py:2')} simulator is falling behind real time: step lateness p99 ${late.toFixed(2)} ms > ${LATENESS_WARN_MS} ms, so timing numbers are less faithful (close busy programs or lower the load).`);
+    }
+  }, intervalS * 1000);
+  timer.unref();
+  return timer;
+}
+
 /**
  * Starts the simulator from parsed `vllm serve` args. Throws (message names the fix) on a
  * bad configuration. `log` receives each output line (default: stdout).
@@ -60,12 +113,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
   const seed = args.flags.seed ?? 0;
   // Checked first, so bad fault settings fail before the tokenizer loads; faults strike only once serving.
   const faults = createFaults({ settings: args.faults, seed, onInjected: (kind) => metrics.observeFault(kind) });
-  log('='.repeat(100));
-  log(`  SIMULATED vLLM (LoadLab) ${EMULATED_VLLM_VERSION} — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`);
-  log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
-  log('='.repeat(100));
-  log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${EMULATED_VLLM_VERSION} (simulated, profile ${profile.id})`);
-  log(`${prefix('INFO', 'api_server.py:2')} args: ${[modelPath, ...toServeArgs(args.flags), '--host', args.host, '--port', String(args.port)].join(' ')}`);
+  logBanner(log, args, modelPath);
 
   const t0 = performance.now();
   const tok = await loadTokenizer();
@@ -89,12 +137,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     apiOverheadMs: profile.perf.apiOverheadMs, enablePromptTokensDetails: args.enablePromptTokensDetails,
     enableForceIncludeUsage: args.enableForceIncludeUsage, hooks: faults.hooks,
   });
-
-  log(`${prefix('INFO', 'kv_cache_utils.py:1')} GPU KV cache size: ${kvCacheTokens(config).toLocaleString('en-US')} tokens`);
-  log(`${prefix('INFO', 'kv_cache_utils.py:2')} Maximum concurrency for ${config.maxModelLen.toLocaleString('en-US')} tokens per request: ${maxConcurrency(config).toFixed(2)}x`);
-  log(`${prefix('INFO', 'sim.py:1')} Effective engine config: ${JSON.stringify(config)}`);
-  const active = describeFaults(faults.settings());
-  if (active) log(`${prefix('WARNING', 'sim.py:3')} SIMULATED FAULTS on (seed ${seed}): ${active}. GET/POST /loadlab/faults shows or changes them.`);
+  logEngineConfig(log, config, faults, seed);
 
   const port = await server.listen(args.port, args.host);
   const hostForUrl = args.host.includes(':') ? `[${args.host}]` : args.host;
@@ -103,35 +146,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
   log(`${prefix('INFO', 'api_server.py:4')} Startup complete in ${((performance.now() - t0) / 1000).toFixed(2)} s (simulated).`);
   log(`${LISTENING_MARKER} ${url}`);
   faults.start();
-
-  let timer: NodeJS.Timeout | undefined;
-  if (args.statsIntervalS > 0) {
-    let prev: EngineStats = engine.stats();
-    let prevMs = clock.now();
-    let wasIdle = true;
-    timer = setInterval(() => {
-      const s = engine.stats();
-      const dt = Math.max(1e-9, (clock.now() - prevMs) / 1000);
-      const promptTps = (s.promptTokens - prev.promptTokens) / dt;
-      const genTps = (s.generationTokens - prev.generationTokens) / dt;
-      const preempt = s.numPreemptions - prev.numPreemptions;
-      const late = p99(lateness.splice(0));
-      const idle = promptTps === 0 && genTps === 0 && s.running === 0 && s.waiting === 0;
-      prev = s;
-      prevMs = clock.now();
-      if (idle && wasIdle) return; // like vLLM: no repeated lines while idle
-      wasIdle = idle;
-      // Since start (vLLM: over the last 1000 requests; the same until then).
-      const hit = s.prefixCacheQueries > 0 ? (100 * s.prefixCacheHits) / s.prefixCacheQueries : 0;
-      log(`${prefix('INFO', 'loggers.py:1')} Engine 000: Avg prompt throughput: ${promptTps.toFixed(1)} tokens/s, Avg generation throughput: ${genTps.toFixed(1)} tokens/s, ` +
-        `Running: ${s.running} reqs, Waiting: ${s.waiting} reqs, Preemptions: ${preempt}, GPU KV cache usage: ${(100 * s.kvUsage).toFixed(1)}%, ` +
-        `Prefix cache hit rate: ${hit.toFixed(1)}% | sim step lateness p99: ${late.toFixed(2)} ms`);
-      if (late > LATENESS_WARN_MS) {
-        log(`${prefix('WARNING', 'sim.py:2')} simulator is falling behind real time: step lateness p99 ${late.toFixed(2)} ms > ${LATENESS_WARN_MS} ms, so timing numbers are less faithful (close busy programs or lower the load).`);
-      }
-    }, args.statsIntervalS * 1000);
-    timer.unref();
-  }
+  const timer = args.statsIntervalS > 0 ? startStatsLine(engine, clock, lateness, log, args.statsIntervalS) : undefined;
 
   return {
     url,

@@ -5,20 +5,19 @@
  * until the process is gone and the port is free. The server is tied to this Node process
  * (`process-group.ts` on exit and signals; `src/proc/orphan-guard.ts` when Node is SIGKILLed).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, writeSync, closeSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import type { Socket } from 'node:net';
-import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ServerFlags } from './flag-types';
 import { serveArgWarnings, toServeArgs } from './flags';
 import { httpGet } from '../client/http-get';
-import { guardedSpawn } from '../proc/orphan-guard';
-import { diagnoseLaunchFailure, type LaunchFailureKind } from './launch-diagnosis';
-import { checkPort, freePort, waitPortFree } from '../proc/port';
-import { forgetGroup, groupAlive, killGroupOnExit, signalGroup, waitGroupGone } from '../proc/process-group';
+import { diagnoseLaunchFailure } from './launch-diagnosis';
+import { LaunchError } from './launch-error';
+import { openServerLog, spawnServer, waitUntil, type ServerLog, type ServerProcess } from './launch-process';
+import { checkPort, freePort } from '../proc/port';
 import { which } from '../proc/which';
+
+/** A launch that failed (defined in `launch-error.ts`). */
+export { LaunchError } from './launch-error';
 
 /** Options of `launchVllm`. */
 export interface LaunchVllmOptions {
@@ -64,20 +63,6 @@ export interface LaunchedVllm {
   logTail(n?: number): string;
 }
 
-/** A launch that failed: `kind` says why (see `launch-diagnosis.ts`), the message says what to do. */
-export class LaunchError extends Error {
-  /**
-   * @param logTail the server's last log lines ('' when it never ran)
-   * @param pid the server's pid (= process group), when it was spawned
-   */
-  constructor(message: string, readonly kind: LaunchFailureKind | 'timeout' | 'config', readonly logTail: string = '', readonly pid?: number) {
-    super(message);
-    this.name = 'LaunchError';
-  }
-}
-
-const RING = 400;
-
 /**
  * Starts `<bin> serve <model> --host <host> --port <port> …flags` and resolves once it is healthy.
  * The server stops with this Node process (exit, SIGTERM, a kernel shutdown or restart, and even
@@ -88,11 +73,24 @@ const RING = 400;
  * or `startupTimeoutMs` passes (the server is stopped first).
  */
 export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVllm> {
-  const host = options.host ?? '127.0.0.1';
-  const bin = options.bin ?? process.env.LOADLAB_VLLM_BIN ?? 'vllm';
   const graceMs = options.stopGraceMs ?? 10_000;
   const timeoutMs = options.startupTimeoutMs ?? 600_000;
   const pollMs = options.healthPollMs ?? 500;
+  const { host, port, model, exe } = await preflight(options);
+  const argv = [exe, 'serve', model, '--host', host, '--port', String(port), ...toServeArgs(options.flags ?? {}, { target: 'vllm' }), ...(options.extraArgs ?? [])];
+  // Flags that start but slow the lessons down, e.g. --quantization gptq (src/vllm/flags.ts).
+  for (const w of serveArgWarnings(argv)) console.warn(`LoadLab: ${w}`);
+  const log = openServerLog(argv, options.logFile, options.onLog);
+  const proc = await spawnServer(argv, { host, port, graceMs, env: options.env }, log);
+  const baseUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`;
+  await waitHealthy(proc, log, { baseUrl, model, port, timeoutMs, pollMs });
+  return { baseUrl, model: options.flags?.servedModelName ?? model, pid: proc.pid, argv, stop: proc.stop, logTail: log.logTail };
+}
+
+/** Check before spawning: the port, a local model path, the binary, and that the port is free. */
+async function preflight(options: LaunchVllmOptions): Promise<{ host: string; port: number; model: string; exe: string }> {
+  const host = options.host ?? '127.0.0.1';
+  const bin = options.bin ?? process.env.LOADLAB_VLLM_BIN ?? 'vllm';
   const port = options.port === 0 ? await freePort(host) : options.port ?? 8000;
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new LaunchError(`port must be an integer in 1..65535 (or 0 for a free one), got ${options.port}`, 'config');
   const model = options.model.startsWith('~/') ? homedir() + options.model.slice(1) : options.model;
@@ -108,93 +106,32 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
     const what = taken.how === 'listening' ? 'something is already answering there, probably an earlier server' : 'a socket is bound to it';
     throw new LaunchError(`port ${port} on ${host} is already in use (${what}). Stop the old server (\`await server.stop()\` if this kernel started it, or \`pkill -f "vllm serve"\` in a terminal; \`ss -ltnp | grep :${port}\` shows who holds it), or choose another port, e.g. launchVllm({ …, port: ${port + 1} }).`, 'port_in_use');
   }
-
-  const argv = [exe, 'serve', model, '--host', host, '--port', String(port), ...toServeArgs(options.flags ?? {}, { target: 'vllm' }), ...(options.extraArgs ?? [])];
-  // Flags that start but slow the lessons down, e.g. --quantization gptq (src/vllm/flags.ts).
-  for (const w of serveArgWarnings(argv)) console.warn(`LoadLab: ${w}`);
-  const ring: string[] = [];
-  let logFd: number | undefined;
-  if (options.logFile) {
-    mkdirSync(dirname(options.logFile), { recursive: true });
-    logFd = openSync(options.logFile, 'a');
-    writeSync(logFd, `# ${new Date().toISOString()} ${argv.join(' ')}\n`);
-  }
-  const addLine = (line: string) => {
-    ring.push(line);
-    if (ring.length > RING) ring.shift();
-    if (logFd !== undefined) writeSync(logFd, `${line}\n`);
-    options.onLog?.(line);
-  };
-  const logTail = (n = 40) => ring.slice(-n).join('\n');
-
-  // Under the orphan guard: its own process group, and gone when this process dies, even of SIGKILL.
-  const guarded = guardedSpawn(exe, argv.slice(1), graceMs);
-  const child = spawn(guarded.command, guarded.args, {
-    detached: true,
-    stdio: guarded.stdio,
-    env: { ...process.env, PYTHONUNBUFFERED: '1', ...options.env },
-  });
-  const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
-  const pid = child.pid;
-  if (pid === undefined) {
-    const err = await spawnError;
-    if (logFd !== undefined) closeSync(logFd);
-    throw new LaunchError(`could not start ${exe}: ${err.message}`, 'not_found');
-  }
-  killGroupOnExit(pid, graceMs);
-  // Let Node exit while the server runs; the exit handler then takes the server down with it.
-  child.unref();
-  (child.stdio[3] as unknown as Socket | null)?.unref?.();
-  for (const stream of [child.stdout, child.stderr]) {
-    (stream as unknown as Socket).unref?.();
-    createInterface({ input: stream! }).on('line', addLine);
-  }
-  let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  const exited = new Promise<void>((resolve) => child.once('exit', (code, signal) => { exitInfo = { code, signal }; resolve(); }));
-  // 'close' = its pipes are drained too (never, while a forked worker still holds them).
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-
-  let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= (async () => {
-    signalGroup(pid, 'SIGTERM');
-    if (!(await waitGroupGone(pid, graceMs))) {
-      signalGroup(pid, 'SIGKILL');
-      await waitGroupGone(pid, 5000);
-    }
-    forgetGroup(pid);
-    // The pipes may still hold the last lines (the ones that say why it died): let them drain.
-    await waitUntil(closed, 500);
-    if (logFd !== undefined) closeSync(logFd);
-    logFd = undefined;
-    if (groupAlive(pid)) throw new LaunchError(`vLLM (process group ${pid}) survived SIGKILL; run \`kill -9 -- -${pid}\``, 'unknown', logTail(), pid);
-    if (!(await waitPortFree(port, host, 10_000))) {
-      throw new LaunchError(`vLLM stopped, but port ${port} is still in use after 10 s (another process holds it: \`ss -ltnp | grep :${port}\`)`, 'port_in_use', logTail(), pid);
-    }
-  })());
-
-  const baseUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`;
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    if (exitInfo) {
-      await stop().catch(() => undefined);
-      const lines = ring.slice(-60);
-      const d = diagnoseLaunchFailure(lines, { model, port, exitCode: exitInfo.code });
-      throw new LaunchError(`vLLM exited before it became healthy: ${d.advice}\n--- last log lines ---\n${logTail(25)}`, d.kind, logTail(), pid);
-    }
-    const healthy = await httpGet(`${baseUrl}/health`, { timeoutMs: 2000 }).then((r) => r.status === 200, () => false);
-    if (healthy && !exitInfo) break;
-    if (performance.now() >= deadline) {
-      await stop().catch(() => undefined);
-      throw new LaunchError(`vLLM did not answer GET /health with 200 within ${Math.round(timeoutMs / 1000)} s, so it was stopped. Loading a 7B model takes 1–3 min on a 4090 (longer on a first download); raise startupTimeoutMs if the log shows progress.\n--- last log lines ---\n${logTail(25)}`, 'timeout', logTail(), pid);
-    }
-    await waitUntil(exited, pollMs);
-  }
-  return { baseUrl, model: options.flags?.servedModelName ?? model, pid, argv, stop, logTail };
+  return { host, port, model, exe };
 }
 
-/** Resolves when `p` settles or after `ms`, whichever is first, leaving no timer behind. */
-async function waitUntil(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([p, new Promise<void>((r) => { timer = setTimeout(r, ms); })]);
-  clearTimeout(timer);
+/**
+ * Poll `GET /health` until it answers 200. An early exit is diagnosed from the log; past
+ * `timeoutMs` the server is stopped. Both reject with a `LaunchError`.
+ */
+async function waitHealthy(
+  proc: ServerProcess,
+  log: ServerLog,
+  w: { baseUrl: string; model: string; port: number; timeoutMs: number; pollMs: number },
+): Promise<void> {
+  const deadline = performance.now() + w.timeoutMs;
+  for (;;) {
+    const exit = proc.exitInfo();
+    if (exit) {
+      await proc.stop().catch(() => undefined);
+      const d = diagnoseLaunchFailure(log.lastLines(60), { model: w.model, port: w.port, exitCode: exit.code });
+      throw new LaunchError(`vLLM exited before it became healthy: ${d.advice}\n--- last log lines ---\n${log.logTail(25)}`, d.kind, log.logTail(), proc.pid);
+    }
+    const healthy = await httpGet(`${w.baseUrl}/health`, { timeoutMs: 2000 }).then((r) => r.status === 200, () => false);
+    if (healthy && !proc.exitInfo()) return;
+    if (performance.now() >= deadline) {
+      await proc.stop().catch(() => undefined);
+      throw new LaunchError(`vLLM did not answer GET /health with 200 within ${Math.round(w.timeoutMs / 1000)} s, so it was stopped. Loading a 7B model takes 1–3 min on a 4090 (longer on a first download); raise startupTimeoutMs if the log shows progress.\n--- last log lines ---\n${log.logTail(25)}`, 'timeout', log.logTail(), proc.pid);
+    }
+    await waitUntil(proc.exited, w.pollMs);
+  }
 }

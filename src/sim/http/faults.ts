@@ -70,99 +70,126 @@ export function oomLines(afterS: number): string[] {
   ];
 }
 
+/** The injector's state, changed in place by `configure`/`start`/`close`. */
+interface FaultState {
+  readonly opts: FaultsOptions;
+  readonly counts: Record<FaultKind, number>;
+  /** The fault drawn for a reply (the wrapped one, for mid-stream kinds). */
+  readonly decided: WeakMap<Reply, FaultKind>;
+  cfg: Required<FaultSettings>;
+  rng: Rng;
+  started: boolean;
+  exitTimer: LongTimer | undefined;
+}
+
+// A stream of its own: fault draws never consume the seeds of the simulator's output lengths and text.
+const faultRng = (seed: number): Rng => seededRng((seed ^ 0x5eedfa17) >>> 0);
+
+function hit(st: FaultState, kind: FaultKind): void {
+  st.counts[kind]++;
+  st.opts.onInjected?.(kind);
+}
+
+/** (Re)arm the `exitAfterS` timer: the server dies with vLLM's OOM lines. */
+function armExit(st: FaultState): void {
+  st.exitTimer?.clear();
+  st.exitTimer = undefined;
+  const afterS = st.cfg.exitAfterS;
+  if (!(afterS > 0)) return;
+  st.exitTimer = setLongTimeout(() => {
+    for (const l of oomLines(afterS)) (st.opts.log ?? console.error)(l);
+    (st.opts.exit ?? ((c: number) => process.exit(c)))(1);
+  }, afterS * 1000);
+}
+
+/** One uniform draw; the fractions stacked in `FAULT_KINDS` order pick at most one fault. */
+function decide(st: FaultState): FaultKind | undefined {
+  const u = st.rng();
+  let acc = 0;
+  for (const k of FAULT_KINDS) if (u < (acc += st.cfg[FRACTION_FIELD[k]])) return k;
+  return undefined;
+}
+
+const forbidden = () => new ApiError(403, `${FAULTS_PATH} only answers loopback clients (127.0.0.1, ::1): send it from the simulator's own machine`, 'Forbidden');
+const view = (st: FaultState) => ({ ...st.cfg, injected: { ...st.counts }, loadlab_sim: true });
+
+/** `GET`/`HEAD`/`POST /loadlab/faults` (loopback only): show, or replace and reseed, the settings. */
+async function faultsRoute(st: FaultState, configure: Faults['configure'], reply: Reply, info: RequestInfo): Promise<void> {
+  if (!isLoopback(info.remoteAddress)) reply.error(forbidden());
+  else if (info.method === 'GET' || info.method === 'HEAD') reply.json(200, view(st));
+  else if (info.method !== 'POST') throw new MethodNotAllowed(['GET', 'HEAD', 'POST']);
+  else {
+    const body = (await info.readJson?.()) ?? {};
+    const { seed, injected: _i, loadlab_sim: _s, ...settings } = body; // a GET answer can be posted back
+    if (seed !== undefined && !Number.isInteger(seed)) throw new ApiError(400, `seed must be an integer, got ${showValue(seed)}`);
+    try {
+      configure(settings as FaultSettings, seed as number | undefined);
+    } catch (err) {
+      throw new ApiError(400, (err as Error).message);
+    }
+    reply.json(200, view(st));
+  }
+}
+
+/** Strike a fault that acts before the headers (500, 503, slow headers); true when the reply is done. */
+async function beforeHeaders(st: FaultState, reply: Reply): Promise<boolean> {
+  const kind = st.decided.get(reply);
+  if (kind === 'http_500' || kind === 'http_503') {
+    hit(st, kind);
+    reply.error(kind === 'http_500' ? INTERNAL() : new ApiError(503, 'Service Unavailable', 'Service Unavailable'));
+    return true;
+  }
+  if (kind === 'slow_headers') {
+    hit(st, kind);
+    await sleep(st.cfg.slowHeadersS * 1000, reply);
+    return reply.closed;
+  }
+  return false;
+}
+
 /** Creates the fault injector (validates `settings`; throws naming the fix). */
 export function createFaults(opts: FaultsOptions = {}): Faults {
-  const counts = Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>;
-  const decided = new WeakMap<Reply, FaultKind>();
-  let cfg = resolveFaultSettings(opts.settings ?? {});
-  // A stream of its own: fault draws never consume the seeds of the simulator's output lengths and text.
-  const faultRng = (seed: number): Rng => seededRng((seed ^ 0x5eedfa17) >>> 0);
-  let rng = faultRng(opts.seed ?? 0);
-  let started = false;
-  let exitTimer: LongTimer | undefined;
-
-  const hit = (kind: FaultKind) => {
-    counts[kind]++;
-    opts.onInjected?.(kind);
+  const st: FaultState = {
+    opts,
+    counts: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>,
+    decided: new WeakMap<Reply, FaultKind>(),
+    cfg: resolveFaultSettings(opts.settings ?? {}),
+    rng: faultRng(opts.seed ?? 0),
+    started: false,
+    exitTimer: undefined,
   };
-  const armExit = () => {
-    exitTimer?.clear();
-    exitTimer = undefined;
-    const afterS = cfg.exitAfterS;
-    if (!(afterS > 0)) return;
-    exitTimer = setLongTimeout(() => {
-      for (const l of oomLines(afterS)) (opts.log ?? console.error)(l);
-      (opts.exit ?? ((c: number) => process.exit(c)))(1);
-    }, afterS * 1000);
-  };
-  const decide = (): FaultKind | undefined => {
-    const u = rng();
-    let acc = 0;
-    for (const k of FAULT_KINDS) if (u < (acc += cfg[FRACTION_FIELD[k]])) return k;
-    return undefined;
-  };
-
-  const forbidden = () => new ApiError(403, `${FAULTS_PATH} only answers loopback clients (127.0.0.1, ::1): send it from the simulator's own machine`, 'Forbidden');
-  const view = () => ({ ...cfg, injected: { ...counts }, loadlab_sim: true });
-
   const faults: Faults = {
     hooks: {
       wrap(reply, info) {
         if (info.method !== 'POST' || (info.path !== '/v1/chat/completions' && info.path !== '/v1/completions')) return reply;
-        const kind = decide();
+        const kind = decide(st);
         if (kind === undefined) return reply;
-        const r = MID_STREAM.has(kind) ? midStream(reply, kind, cfg, hit) : reply;
-        decided.set(r, kind);
+        const r = MID_STREAM.has(kind) ? midStream(reply, kind, st.cfg, (k) => hit(st, k)) : reply;
+        st.decided.set(r, kind);
         return r;
       },
       async intercept(reply, info: RequestInfo) {
-        if (info.path === FAULTS_PATH) {
-          if (!isLoopback(info.remoteAddress)) reply.error(forbidden());
-          else if (info.method === 'GET' || info.method === 'HEAD') reply.json(200, view());
-          else if (info.method !== 'POST') throw new MethodNotAllowed(['GET', 'HEAD', 'POST']);
-          else {
-            const body = (await info.readJson?.()) ?? {};
-            const { seed, injected: _i, loadlab_sim: _s, ...settings } = body; // a GET answer can be posted back
-            if (seed !== undefined && !Number.isInteger(seed)) throw new ApiError(400, `seed must be an integer, got ${showValue(seed)}`);
-            try {
-              faults.configure(settings as FaultSettings, seed as number | undefined);
-            } catch (err) {
-              throw new ApiError(400, (err as Error).message);
-            }
-            reply.json(200, view());
-          }
-          return true;
-        }
-        const kind = decided.get(reply);
-        if (kind === 'http_500' || kind === 'http_503') {
-          hit(kind);
-          reply.error(kind === 'http_500' ? INTERNAL() : new ApiError(503, 'Service Unavailable', 'Service Unavailable'));
-          return true;
-        }
-        if (kind === 'slow_headers') {
-          hit(kind);
-          await sleep(cfg.slowHeadersS * 1000, reply);
-          return reply.closed;
-        }
-        return false;
+        if (info.path !== FAULTS_PATH) return beforeHeaders(st, reply);
+        await faultsRoute(st, (settings, seed) => faults.configure(settings, seed), reply, info);
+        return true;
       },
     },
-    settings: () => ({ ...cfg }),
-    injected: () => ({ ...counts }),
+    settings: () => ({ ...st.cfg }),
+    injected: () => ({ ...st.counts }),
     configure(settings, seed) {
-      cfg = resolveFaultSettings(settings);
-      rng = faultRng(seed ?? opts.seed ?? 0);
-      if (started) armExit();
+      st.cfg = resolveFaultSettings(settings);
+      st.rng = faultRng(seed ?? opts.seed ?? 0);
+      if (st.started) armExit(st);
     },
     start() {
-      if (started) return;
-      started = true;
-      armExit();
+      if (st.started) return;
+      st.started = true;
+      armExit(st);
     },
     close() {
-      exitTimer?.clear();
-      exitTimer = undefined;
-      started = false;
+      st.exitTimer?.clear();
+      st.exitTimer = undefined;
+      st.started = false;
     },
   };
   return faults;

@@ -1,0 +1,132 @@
+/**
+ * The simulated vLLM's routes (served by `http.ts`): the OpenAI completions, `/v1/models`,
+ * `/health`, `/version`, `/metrics`, `/tokenize`, `/detokenize`, with vLLM's shapes and error
+ * bodies; a known path with another method is a 405 naming the allowed ones, anything else a 404.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { cutChars, readJson } from './body';
+import { checkMessages } from './chat-fields';
+import { runGeneration, type GenServer } from './generate';
+import { MethodNotAllowed } from './method-not-allowed';
+import { type OffLoopTokenizer, promptOf, requestedOutput } from './prompt-tokens';
+import { ApiError, type Reply, type RequestInfo } from './reply';
+import { checkModel, parseGenRequest, type RequestRules, validationError } from './requests';
+import { renderChat, type SimTokenizer } from './tokens';
+
+/** The vLLM release whose HTTP surface the simulator emulates (`GET /version`). */
+export const EMULATED_VLLM_VERSION = '0.19.0';
+
+/** What the routes share: the generation server, request rules, the off-loop tokenizer. */
+export interface RouteContext {
+  gen: GenServer;
+  rules: RequestRules;
+  offLoop: OffLoopTokenizer;
+  /** Model path (`root` of the model card). */
+  modelPath: string;
+  /** Server start, epoch s (`created` of the model permission). */
+  startS: number;
+  /** Requests generated so far (numbers the engine ids). */
+  seq: number;
+}
+
+const parseBig = (ctx: RouteContext) => (bytes: Buffer) => ctx.offLoop.parseJson(bytes);
+
+function modelsBody(ctx: RouteContext) {
+  const model = ctx.gen.model;
+  return {
+    object: 'list',
+    data: [{
+      id: model, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'vllm', root: ctx.modelPath, parent: null,
+      max_model_len: ctx.rules.maxModelLen,
+      permission: [{
+        id: `modelperm-${randomBytes(16).toString('hex')}`, object: 'model_permission', created: ctx.startS, allow_create_engine: false,
+        allow_sampling: true, allow_logprobs: true, allow_search_indices: false, allow_view: true, allow_fine_tuning: false,
+        organization: '*', group: null, is_blocking: false,
+      }],
+      loadlab_sim: true,
+    }],
+  };
+}
+
+/**
+ * The tokenizer for one generation request, its prompt tokenized off the event loop
+ * (prompt-tokens.ts); a prompt too long by its characters alone is refused first.
+ */
+async function tokenizerFor(ctx: RouteContext, api: 'chat' | 'completions', body: Record<string, unknown>): Promise<SimTokenizer> {
+  const { offLoop, rules } = ctx;
+  const maxOut = requestedOutput(api, body);
+  offLoop.checkCut(cutChars(body), maxOut, rules.maxModelLen);
+  const text = promptOf(api, body);
+  if (text === undefined) return ctx.gen.tok; // the request validation answers it
+  offLoop.checkLength(text, maxOut, rules.maxModelLen);
+  return offLoop.knowing(text, await offLoop.encode(text, rules.maxModelLen - 1));
+}
+
+/** `POST /v1/chat/completions` and `/v1/completions`. */
+async function generate(ctx: RouteContext, req: IncomingMessage, reply: Reply, path: string, arrivalMs: number): Promise<void> {
+  const { rules } = ctx;
+  const api = path === '/v1/chat/completions' ? 'chat' : 'completions';
+  const body = await readJson(req, (bytes) => ctx.offLoop.parseJson(bytes, rules.maxModelLen));
+  checkModel(body, rules);
+  const g = parseGenRequest(api, body, await tokenizerFor(ctx, api, body), rules);
+  const header = req.headers['x-request-id'];
+  const rid = (Array.isArray(header) ? header[0] : header) || (typeof body.request_id === 'string' && body.request_id) || randomBytes(8).toString('hex');
+  const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${rid}`;
+  runGeneration(ctx.gen, g, reply, { id, engineId: `${id}#${++ctx.seq}`, arrivalMs });
+}
+
+/** `POST /tokenize`: a prompt or chat messages to token ids. */
+async function tokenize(ctx: RouteContext, req: IncomingMessage, reply: Reply): Promise<void> {
+  const { offLoop, rules } = ctx;
+  const body = await readJson(req, parseBig(ctx));
+  checkModel(body, rules);
+  let tokens: number[];
+  if (body.messages !== undefined) {
+    const messages = checkMessages(body.messages);
+    tokens = await offLoop.encode(renderChat(messages, { addGenerationPrompt: body.add_generation_prompt !== false }), rules.maxModelLen - 1);
+  } else if (typeof body.prompt === 'string') {
+    tokens = await offLoop.encode(body.prompt, rules.maxModelLen - 1);
+  } else throw validationError('prompt', 'Field required: send "prompt" (a string) or "messages"', 'prompt');
+  reply.json(200, {
+    count: tokens.length, max_model_len: rules.maxModelLen, tokens: tokens.slice(),
+    token_strs: body.return_token_strs === true ? ctx.gen.tok.tokenStrs(tokens) : null,
+  });
+}
+
+/** `POST /detokenize`: token ids to text. */
+async function detokenize(ctx: RouteContext, req: IncomingMessage, reply: Reply): Promise<void> {
+  const body = await readJson(req, parseBig(ctx));
+  checkModel(body, ctx.rules);
+  const ids = body.tokens;
+  if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0)) throw validationError('tokens', 'Input should be a list of token ids', 'tokens');
+  reply.json(200, { prompt: ctx.gen.tok.decode(ids as number[]) });
+}
+
+/** Answer one request (errors are thrown as `ApiError`s for the server to reply with). */
+export async function route(ctx: RouteContext, req: IncomingMessage, reply: Reply, info: RequestInfo, arrivalMs: number): Promise<void> {
+  const { method, path } = info;
+  const is = (m: string, p: string) => path === p && (method === m || (m === 'GET' && method === 'HEAD'));
+  if (path === '/v1/chat/completions' || path === '/v1/completions') {
+    if (method !== 'POST') throw new MethodNotAllowed(['POST']);
+    await generate(ctx, req, reply, path, arrivalMs);
+  } else if (is('GET', '/v1/models')) {
+    reply.json(200, modelsBody(ctx));
+  } else if (is('GET', '/health')) {
+    reply.text(200, '');
+  } else if (is('GET', '/version')) {
+    reply.json(200, { version: EMULATED_VLLM_VERSION, loadlab_sim: true, simulated: true });
+  } else if (is('GET', '/metrics')) {
+    reply.text(200, ctx.gen.metrics.render(ctx.gen.engine.stats()), 'text/plain; version=0.0.4; charset=utf-8');
+  } else if (is('POST', '/tokenize')) {
+    await tokenize(ctx, req, reply);
+  } else if (is('POST', '/detokenize')) {
+    await detokenize(ctx, req, reply);
+  } else if (['/v1/models', '/health', '/version', '/metrics'].includes(path)) {
+    throw new MethodNotAllowed(['GET', 'HEAD']);
+  } else if (path === '/tokenize' || path === '/detokenize') {
+    throw new MethodNotAllowed(['POST']);
+  } else {
+    throw new ApiError(404, 'Not Found', 'Not Found');
+  }
+}
