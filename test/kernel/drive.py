@@ -141,7 +141,7 @@ const target = await ll.openTarget();
 console.log('SETUP ' + JSON.stringify({ kernelPid: process.pid, baseUrl: target.baseUrl, mode: target.mode }));
 """
 # For the later kernels: the same openTarget(), fewer files for tslab to compile.
-SETUP_LIGHT = SETUP.replace("import * as ll from './src/index';", "import * as ll from './src/server/lesson-target';")
+SETUP_LIGHT = SETUP.replace("import * as ll from './src/index';", "import * as ll from './src/lesson/open-target';")
 
 # Long enough to interrupt (2 waves of 4 streams of 400 forced tokens, ~8 ms a token on the
 # modelled 4090), short enough to finish when run again.
