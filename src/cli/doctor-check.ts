@@ -1,8 +1,10 @@
 /**
  * The shape of one doctor check's outcome, shared by `doctor.ts` (which runs and shows the
- * checks) and `doctor-env.ts` / `doctor-target.ts` (which make them), so none of them imports
- * another in a circle.
+ * checks) and the `doctor-*.ts` files (which make them), so none of them imports another in a
+ * circle; and what the doctor learnt about the target, shared by `doctor-target.ts` and
+ * `doctor-max-model-len.ts` for the same reason.
  */
+import type { TargetMode } from '../lesson/open-target';
 
 /** One check's outcome. */
 export interface Check {
@@ -15,4 +17,17 @@ export interface Check {
   detail: string;
   /** The one command that fixes a failure (absent when ok). */
   fix?: string;
+}
+
+/** What the doctor learnt about the target (made by `checkTarget`, read by `checkMaxModelLen`). */
+export interface TargetInfo {
+  mode: TargetMode;
+  baseUrl?: string;
+  model?: string;
+  maxModelLen?: number;
+  simulated: boolean;
+  version?: string;
+  /** `V1`, `V0` or `unknown`, with the evidence in words. */
+  engine?: string;
+  apiKey?: string;
 }
