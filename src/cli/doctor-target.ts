@@ -12,6 +12,7 @@ import { recordEffectiveConfig, type EffectiveConfig } from '../observe/effectiv
 import { which } from '../proc/which';
 import { startSim, type SimHandle } from '../sim/start';
 import type { Check, TargetInfo } from './doctor-check';
+import { resolveApiKey } from '../client/url';
 
 /** What the doctor learnt about the target (defined in `doctor-check.ts`, re-exported for existing imports). */
 export type { TargetInfo } from './doctor-check';
@@ -41,7 +42,7 @@ export function engineOf(families: readonly MetricFamily[], version: string | un
 
 /** Open (or, for `launched`, only look for) the target. `stop` stops a simulator it started. */
 export async function checkTarget(env: NodeJS.ProcessEnv = process.env): Promise<{ check: Check; info: TargetInfo; stop(): Promise<void> }> {
-  const apiKey = env.LOADLAB_API_KEY ?? env.OPENAI_API_KEY;
+  const apiKey = resolveApiKey(undefined, env);
   const mode: TargetMode = env.LOADLAB_BASE_URL ? 'external' : env.LOADLAB_VLLM_MODEL ? 'launched' : 'sim';
   let sim: SimHandle | undefined;
   const stop = async () => { await sim?.stop(); };

@@ -18,7 +18,7 @@ export interface ClientOptions {
   /** Model name sent in every body (the server's served model name). */
   model: string;
   /**
-   * Bearer token. Default `process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY`.
+   * Bearer token. Default `resolveApiKey()` (client/url.ts): `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY`.
    * Only ever sent in the `authorization` header: never stored in a record or a message.
    */
   apiKey?: string;

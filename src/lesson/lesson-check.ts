@@ -13,6 +13,7 @@ import type { ServerFlags } from '../vllm/flag-types';
 import type { RequestSpec } from '../types';
 import { checkPromptLengths, type PreflightReport } from '../runner/preflight';
 import { resolveTarget } from '../runner/target';
+import { resolveApiKey } from '../client/url';
 
 /** What `checkLessonFits` needs of a target (a `LessonTarget` fits). */
 export interface FitTarget {
@@ -40,7 +41,7 @@ export async function checkLessonFits(
   requests: readonly RequestSpec[],
   opts: { apiKey?: string; maxChecks?: number } = {},
 ): Promise<LessonFit> {
-  const apiKey = opts.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
+  const apiKey = resolveApiKey(opts.apiKey);
   const resolved = await resolveTarget(target.baseUrl, { ...(target.model ? { model: target.model } : {}), ...(apiKey ? { apiKey } : {}) });
   const maxModelLen = resolved.probe.maxModelLen;
   if (maxModelLen === undefined) {

@@ -25,6 +25,7 @@ import { resolveRunOptions } from '../runner/validate';
 import type { MetricsSample } from '../types';
 import { formatProgress, type Progress } from '../runner/progress';
 import { runLoad, type RunLoadOptions, type RunResult } from '../runner/runner';
+import { resolveApiKey } from '../client/url';
 
 /** The server a point is measured against (a `LessonTarget` fits). */
 export interface MeasureTarget {
@@ -92,7 +93,7 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
   const { lesson, name, force, root, ...load } = opts;
   const dir = join(root ?? fromRoot('data'), lesson, name);
   const redo = force ?? process.env.LOADLAB_FORCE === '1';
-  const apiKey = load.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
+  const apiKey = resolveApiKey(load.apiKey);
   const { probe, check } = await currentServer(target, apiKey);
   if (!redo && isRunComplete(dir)) {
     const saved = loadRun(dir);

@@ -15,6 +15,7 @@ import type { RequestSpec } from '../types';
 import { recordEffectiveConfig, type EffectiveConfig } from '../observe/effective-config';
 import { assertFlagsMatch, assertRestartedForHidden, compareFlags, serveLine, unverifiedNote, type ReportedConfig } from '../vllm/flag-check';
 import { launchVllm } from '../vllm/launcher';
+import { resolveApiKey, serverRoot } from '../client/url';
 
 /** Which kind of server a lesson talks to. */
 export type TargetMode = 'sim' | 'launched' | 'external';
@@ -120,7 +121,7 @@ interface TargetState {
 
 /** Read what the server reports; an external one that does not answer throws, naming the fix. */
 async function describe(st: Omit<TargetState, 'config'>): Promise<EffectiveConfig> {
-  const config = await recordEffectiveConfig(st.baseUrl, { apiKey: st.env.LOADLAB_API_KEY ?? st.env.OPENAI_API_KEY });
+  const config = await recordEffectiveConfig(st.baseUrl, { apiKey: resolveApiKey(undefined, st.env) });
   if (st.mode === 'external') {
     if (!config.reachable) {
       throw new Error(
@@ -179,7 +180,7 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
   let baseUrl = '';
   let model = '';
   if (mode === 'external') {
-    baseUrl = (env.LOADLAB_BASE_URL as string).replace(/\/+$/, '').replace(/\/v1$/, '');
+    baseUrl = serverRoot(env.LOADLAB_BASE_URL as string);
     model = env.LOADLAB_MODEL ?? '';
   } else {
     running = await startFor(mode, flags, opts, env);

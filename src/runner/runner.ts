@@ -26,6 +26,7 @@ import { resolveRunOptions, type ResolvedRunOptions } from './validate';
 import { startSamplers } from './samplers';
 import { checkPromptLengths } from './preflight';
 import type { RunLoadOptions, RunResult } from './run-options';
+import { resolveApiKey } from '../client/url';
 
 export type { Progress };
 export type { RunLoadOptions, RunResult } from './run-options';
@@ -36,7 +37,7 @@ export const OPEN_LOOP_CONNECTIONS = 256;
 /** Run a load test. Throws only on bad options or an unusable target (before any load). */
 export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const ro = resolveRunOptions(opts);
-  const apiKey = opts.apiKey ?? process.env.LOADLAB_API_KEY ?? process.env.OPENAI_API_KEY;
+  const apiKey = resolveApiKey(opts.apiKey);
   const target = await resolveTarget(opts.baseUrl, { model: opts.model, apiKey });
   const preflight = await preflightPrompts(target, ro, apiKey);
   const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);

@@ -5,6 +5,7 @@
  */
 
 import { probeTarget, type TargetProbe } from '../observe/probe';
+import { serverRoot } from '../client/url';
 
 /** A checked target. */
 export interface ResolvedTarget {
@@ -35,7 +36,7 @@ export function checkBaseUrl(baseUrl: unknown): string {
   if (u.username || u.password) {
     throw new TypeError('baseUrl must not contain credentials; pass the key as apiKey (--api-key) instead');
   }
-  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return serverRoot(baseUrl);
 }
 
 /**
