@@ -29,7 +29,7 @@ interface Slot {
 
 /**
  * Per-scrape increments of a cumulative counter, at the end of each scrape interval: a view of
- * `counterDeltas` (server/counters.ts, the one owner of the counter rules), so a counter that went
+ * `counterDeltas` (stats/counters.ts, the one owner of the counter rules), so a counter that went
  * down counts as a reset (`inc` = the new value, PromQL's `increase()`) and a chart agrees with
  * `counterIncrease` in the table beside it.
  */

@@ -3,7 +3,7 @@
  * the server reported (`/metrics` scrapes, optional GPU samples) below, on ONE shared time axis.
  * Panels are y axes with stacked `domain`s, all on `xaxis: 'x'`. Cumulative counters become
  * per-scrape increments (preemptions) or rates (tokens/s, prefix-cache hit rate), by the rules of
- * `server/counters.ts` (a counter that goes down is a reset), the same the tables use.
+ * `stats/counters.ts` (a counter that goes down is a reset), the same the tables use.
  */
 import type { GpuSample, MetricsSample, RequestRecord } from '../types';
 import {
