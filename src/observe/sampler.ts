@@ -70,6 +70,36 @@ function openSampleFile(file: string | undefined): LineAppender | undefined {
   return openLineAppender(file);
 }
 
+/** What a sampler keeps: the samples (each with counter deltas since the previous scrape), the file, the failures. */
+function openSampleLog(options: MetricsSamplerOptions) {
+  const samples: MetricsSample[] = [];
+  let previous: MetricFamily[] | undefined;
+  const out = openSampleFile(options.file);
+  const log = {
+    samples,
+    failures: 0,
+    lastError: undefined as string | undefined,
+    /** Records one scrape's families, stamped `tMs` on the run clock. */
+    add(families: MetricFamily[], tMs: number): void {
+      const sample = toMetricsSample(families, tMs, { previous, labels: options.labels });
+      previous = families;
+      samples.push(sample);
+      out?.append(sample);
+      options.onSample?.(sample);
+    },
+    /** Counts a failed scrape (skipped, never fatal). */
+    fail(err: Error): void {
+      log.failures++;
+      log.lastError = err.message;
+      options.onError?.(err);
+    },
+    close(): void {
+      out?.close();
+    },
+  };
+  return log;
+}
+
 /**
  * Starts sampling at once (first scrape immediately). Each sample's `tMs` is the midpoint of
  * the scrape's send and receive times on `now`, so it sits within half a round trip of the
@@ -78,24 +108,13 @@ function openSampleFile(file: string | undefined): LineAppender | undefined {
 export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSampler {
   const { intervalMs, now, timeoutMs, root, url } = resolveSamplerOptions(options);
   const pool = new Pool(new URL(root).origin, { connections: 1 });
+  const log = openSampleLog(options);
 
-  const samples: MetricsSample[] = [];
-  let failures = 0;
-  let lastError: string | undefined;
-  let previous: MetricFamily[] | undefined;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inflight: Promise<void> | undefined;
   let abort: AbortController | undefined;
   let stopping: Promise<MetricsSample[]> | undefined;
-
-  const out = openSampleFile(options.file);
-
-  function fail(err: Error): void {
-    failures++;
-    lastError = err.message;
-    options.onError?.(err);
-  }
 
   async function scrape(signal: AbortSignal): Promise<void> {
     const t0 = now();
@@ -105,13 +124,9 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
       const families = parsePrometheus(res.text);
       const t1 = now();
       if (stopped) return;
-      const sample = toMetricsSample(families, (t0 + t1) / 2, { previous, labels: options.labels });
-      previous = families;
-      samples.push(sample);
-      out?.append(sample);
-      options.onSample?.(sample);
+      log.add(families, (t0 + t1) / 2);
     } catch (err) {
-      if (!stopped) fail(err instanceof Error ? err : new Error(String(err)));
+      if (!stopped) log.fail(err instanceof Error ? err : new Error(String(err)));
     }
   }
 
@@ -130,9 +145,9 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
   tick();
 
   return {
-    samples,
-    get failures() { return failures; },
-    get lastError() { return lastError; },
+    samples: log.samples,
+    get failures() { return log.failures; },
+    get lastError() { return log.lastError; },
     stop() {
       stopping ??= (async () => {
         stopped = true;
@@ -141,8 +156,8 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
         abort?.abort(new Error('sampler stopped'));
         await inflight;
         await pool.destroy();
-        out?.close();
-        return samples;
+        log.close();
+        return log.samples;
       })();
       return stopping;
     },

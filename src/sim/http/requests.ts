@@ -70,35 +70,46 @@ export function parseGenRequest(api: 'chat' | 'completions', body: Record<string
   const { stream, includeUsage, continuousUsage } = streamFields(body, rules.forceIncludeUsage);
   const { n: choices, stop, logprobs } = samplingFields(api, body);
   if (api === 'chat') checkTools(body);
+  const { promptTokenIds, lang } = promptOf(api, body, tok);
+  const { maxTokens, minTokens } = outputCaps(api, body, promptTokenIds.length, rules.maxModelLen);
+  const ignoreEos = laxBool(body.ignore_eos, 'ignore_eos') ?? false;
+  return { api, promptTokenIds, maxTokens, minTokens, ignoreEos, stream, includeUsage, continuousUsage, lang, n: choices, stop, logprobs };
+}
 
-  let promptTokenIds: number[];
-  let lang: TextLang = 'en';
+/**
+ * The prompt's token ids and language: chat messages rendered with the chat template, or the one
+ * completions prompt (a string, a list of token ids, or a list holding one of those).
+ */
+function promptOf(api: 'chat' | 'completions', body: Record<string, unknown>, tok: SimTokenizer): { promptTokenIds: number[]; lang: TextLang } {
   if (api === 'chat') {
     const messages = checkMessages(body.messages);
-    promptTokenIds = tok.encodeChat(messages);
+    const promptTokenIds = tok.encodeChat(messages);
     const lastUser = [...messages].reverse().find((m) => m.role === 'user');
-    lang = detectLanguage(contentText(lastUser?.content ?? messages[messages.length - 1]?.content));
-  } else {
-    let prompt = body.prompt;
-    if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0]))) prompt = prompt[0];
-    if (typeof prompt === 'string') {
-      promptTokenIds = tok.encodePrompt(prompt);
-      lang = detectLanguage(prompt);
-    } else if (Array.isArray(prompt) && prompt.length > 0 && prompt.every((t) => Number.isInteger(t) && t >= 0)) {
-      promptTokenIds = checkTokenIds(prompt, 'prompt');
-    } else if (prompt === undefined) {
-      throw validationError('prompt', 'Field required', 'prompt');
-    } else {
-      throw validationError('prompt', 'the simulator takes one prompt: a string or a list of token ids (batched prompts are not simulated)', 'prompt');
-    }
+    return { promptTokenIds, lang: detectLanguage(contentText(lastUser?.content ?? messages[messages.length - 1]?.content)) };
   }
+  let prompt = body.prompt;
+  if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0]))) prompt = prompt[0];
+  if (typeof prompt === 'string') {
+    const promptTokenIds = tok.encodePrompt(prompt);
+    return { promptTokenIds, lang: detectLanguage(prompt) };
+  }
+  if (Array.isArray(prompt) && prompt.length > 0 && prompt.every((t) => Number.isInteger(t) && t >= 0)) {
+    return { promptTokenIds: checkTokenIds(prompt, 'prompt'), lang: 'en' };
+  }
+  if (prompt === undefined) throw validationError('prompt', 'Field required', 'prompt');
+  throw validationError('prompt', 'the simulator takes one prompt: a string or a list of token ids (batched prompts are not simulated)', 'prompt');
+}
 
+/**
+ * The output cap (`max_completion_tokens` > `max_tokens` > default: the rest of the context for
+ * chat, 16 for completions, never above `maxModelLen − n`) and `min_tokens`, with vLLM's
+ * context-length 400s. `n` is the prompt's length in tokens.
+ */
+function outputCaps(api: 'chat' | 'completions', body: Record<string, unknown>, n: number, maxModelLen: number): { maxTokens: number; minTokens: number } {
   const mct = api === 'chat' ? laxInt(body, 'max_completion_tokens') : undefined;
   const mt = laxInt(body, 'max_tokens');
   const requested = mct ?? mt;
   const param = mct !== undefined ? 'max_completion_tokens' : 'max_tokens';
-  const { maxModelLen } = rules;
-  const n = promptTokenIds.length;
   if (requested !== undefined && requested < 1) throw new ApiError(400, `${param} must be at least 1, got ${requested}.`, 'BadRequestError', param);
   if (requested !== undefined && requested > maxModelLen) {
     throw new ApiError(400, `max_tokens=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`, 'BadRequestError', param);
@@ -118,6 +129,5 @@ export function parseGenRequest(api: 'chat' | 'completions', body: Record<string
   if (minTokens > maxTokens) {
     throw new ApiError(400, `min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
   }
-  const ignoreEos = laxBool(body.ignore_eos, 'ignore_eos') ?? false;
-  return { api, promptTokenIds, maxTokens, minTokens, ignoreEos, stream, includeUsage, continuousUsage, lang, n: choices, stop, logprobs };
+  return { maxTokens, minTokens };
 }
