@@ -22,7 +22,12 @@ import type { RequestSpec } from '../src/types';
 import { dist, fmtDist, loadLine, machine, round, spawnListening, type BenchResult, type Dist } from './common';
 
 /** Rates, and a 1,000 req/s run whose connections are capped (see the README: what a cap buys). */
-const POINTS: Array<{ rate: number; maxConcurrency?: number }> = [{ rate: 10 }, { rate: 100 }, { rate: 1000 }, { rate: 1000, maxConcurrency: 64 }];
+const POINTS: Array<{ rate: number; maxConcurrency?: number }> = [
+  { rate: 10 },
+  { rate: 100 },
+  { rate: 1000 },
+  { rate: 1000, maxConcurrency: 64 },
+];
 const SECONDS = 2;
 
 const spec: RequestSpec = { messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, extraBody: { sse_gap_ms: 0 } };
@@ -47,7 +52,10 @@ async function pacerOnly(rate: number, n: number): Promise<number[]> {
   const origin = performance.now();
   const now = () => performance.now() - origin;
   const late: number[] = [];
-  await dispatchLoad(openLoop(rate), n, async (_i, due) => void late.push(now() - due), { now, signal: new AbortController().signal });
+  await dispatchLoad(openLoop(rate), n, async (_i, due) => void late.push(now() - due), {
+    now,
+    signal: new AbortController().signal,
+  });
   return late;
 }
 
@@ -111,7 +119,9 @@ export async function run(): Promise<BenchResult> {
   for (const spinMs of [0, 0.5, 1, 2]) {
     const sp = await spinSweep(1000, spinMs);
     spins.push(sp);
-    lines.push(`pacer alone at 1000 req/s, spin window ${spinMs} ms${spinMs === 2 ? ' (default)' : ''}: late ${fmtDist(sp.latenessMs)}, CPU ${sp.cpuPercent} %`);
+    lines.push(
+      `pacer alone at 1000 req/s, spin window ${spinMs} ms${spinMs === 2 ? ' (default)' : ''}: late ${fmtDist(sp.latenessMs)}, CPU ${sp.cpuPercent} %`,
+    );
   }
   lines.push(loadLine());
   const top = points.find((p) => p.rate === 1000 && p.maxConcurrency === null)!;

@@ -21,7 +21,20 @@
 import { createClient } from '../src/client/client';
 import { startClientHealth, type ClientHealth } from '../src/runner/health';
 import type { RequestRecord, RequestSpec } from '../src/types';
-import { dist, fmtDist, fullGc, getJson, loadLine, machine, pause, round, spawnListening, type BenchResult, type Child, type Dist } from './common';
+import {
+  dist,
+  fmtDist,
+  fullGc,
+  getJson,
+  loadLine,
+  machine,
+  pause,
+  round,
+  spawnListening,
+  type BenchResult,
+  type Child,
+  type Dist,
+} from './common';
 import { epochMinusRealtimeMs } from '../src/calibrate/null-server';
 import { passFigures } from '../src/calibrate/calibrate-result';
 
@@ -34,7 +47,13 @@ const spec = (tokens: number, gapMs: number, batch = 1, phaseMs = 0): RequestSpe
   extraBody: { sse_gap_ms: gapMs, sse_batch: batch, sse_phase_ms: phaseMs },
 });
 
-interface ServerStats { open: number; peakOpen: number; tokenEvents: number; cpuMs: number; wallMs: number }
+interface ServerStats {
+  open: number;
+  peakOpen: number;
+  tokenEvents: number;
+  cpuMs: number;
+  wallMs: number;
+}
 
 /** Figures of one timed pass. */
 interface PassResult {
@@ -56,7 +75,6 @@ interface PassResult {
   loadAverage1m: number;
 }
 
-
 /**
  * Offset of the server's epoch stamps from ours, ms, two ways: both against the system clock's
  * ticks (µs-exact), and the classic fastest-of-30 round trips (bounded by half the round trip).
@@ -74,10 +92,19 @@ async function clockOffset(src: Child): Promise<{ offsetMs: number; roundTripOff
   return { offsetMs: round(offsetMs, 4), roundTripOffsetMs: round(best.off, 4), rttMs: round(best.rtt, 4) };
 }
 
-async function timedPass(src: Child, offsetMs: number, streams: number, gapMs: number, tokens: number, spread = false): Promise<PassResult> {
+async function timedPass(
+  src: Child,
+  offsetMs: number,
+  streams: number,
+  gapMs: number,
+  tokens: number,
+  spread = false,
+): Promise<PassResult> {
   const client = createClient({ baseUrl: src.url, model: 'sse-source', connections: streams, now: epoch });
   // Open every connection first (a one-token request each), so connects are not in the figures.
-  await Promise.all(range(streams).map((i) => client.send(spec(1, 0), { index: i, intendedStartMs: epoch(), requestId: `warm-${streams}-${i}` })));
+  await Promise.all(
+    range(streams).map((i) => client.send(spec(1, 0), { index: i, intendedStartMs: epoch(), requestId: `warm-${streams}-${i}` })),
+  );
   await getJson(`${src.url}/sent`);
   const s0 = await getJson<ServerStats>(`${src.url}/stats`);
   const watch = startClientHealth();
@@ -86,7 +113,9 @@ async function timedPass(src: Child, offsetMs: number, streams: number, gapMs: n
   const mode = gapMs <= 0 ? 'flat-out' : spread ? 'spread' : 'lockstep';
   const ids = range(streams).map((i) => `${mode}-${streams}-${i}`);
   const records: RequestRecord[] = await Promise.all(
-    ids.map((requestId, i) => client.send(spec(tokens, gapMs, 1, spread ? (i * gapMs) / streams : 0), { index: i, intendedStartMs: tStart, requestId })),
+    ids.map((requestId, i) =>
+      client.send(spec(tokens, gapMs, 1, spread ? (i * gapMs) / streams : 0), { index: i, intendedStartMs: tStart, requestId }),
+    ),
   );
   const cpu = process.cpuUsage(cpu0);
   const health: ClientHealth = watch.stop();
@@ -111,7 +140,11 @@ async function timedPass(src: Child, offsetMs: number, streams: number, gapMs: n
     stampErrorMs: dist(f.stampErrorsMs),
     clientCpuMsPer1kEvents: round((cpuMs * 1000) / Math.max(1, events)),
     clientCpuPercent: round(health.cpuPercentOfOneCore, 1),
-    eventLoopDelayMs: { p50: round(health.eventLoopDelayP50Ms), p99: round(health.eventLoopDelayP99Ms), max: round(health.eventLoopDelayMaxMs) },
+    eventLoopDelayMs: {
+      p50: round(health.eventLoopDelayP50Ms),
+      p99: round(health.eventLoopDelayP99Ms),
+      max: round(health.eventLoopDelayMaxMs),
+    },
     serverCpuPercent: round(((s1.cpuMs - s0.cpuMs) / (s1.wallMs - s0.wallMs)) * 100, 1),
     loadAverage1m: health.loadAverage1m,
   };
@@ -122,7 +155,9 @@ async function memoryPass(src: Child, streams: number) {
   const client = createClient({ baseUrl: src.url, model: 'sse-source', connections: streams, now: epoch });
   fullGc();
   const m0 = process.memoryUsage();
-  const all = Promise.all(range(streams).map((i) => client.send(spec(20, 200), { index: i, intendedStartMs: epoch(), requestId: `m${streams}-${i}` })));
+  const all = Promise.all(
+    range(streams).map((i) => client.send(spec(20, 200), { index: i, intendedStartMs: epoch(), requestId: `m${streams}-${i}` })),
+  );
   await pause(2000);
   const open = (await getJson<ServerStats>(`${src.url}/stats`)).open;
   fullGc();
@@ -180,7 +215,9 @@ export async function run(): Promise<BenchResult> {
     for (const c of [64, 256, 1024]) {
       const m = await memoryPass(src, c);
       memory.push(m);
-      lines.push(`memory C=${c} (${m.openAtSnapshot} open): heap ${m.heapPerStreamKB} KB + external ${m.externalPerStreamKB} KB, rss ${m.rssPerStreamKB} KB per open stream`);
+      lines.push(
+        `memory C=${c} (${m.openAtSnapshot} open): heap ${m.heapPerStreamKB} KB + external ${m.externalPerStreamKB} KB, rss ${m.rssPerStreamKB} KB per open stream`,
+      );
     }
     const flat: PassResult[] = [];
     for (const c of [64, 256]) {
@@ -206,7 +243,9 @@ export async function run(): Promise<BenchResult> {
       },
       {
         target: '1,024 concurrent streams with nothing dropped',
-        measured: c1024.map((p) => `${p.mode}: ${p.dropped} dropped, ${p.failed} failed of 1024 × ${p.tokensPerStream} tokens`).join('; '),
+        measured: c1024
+          .map((p) => `${p.mode}: ${p.dropped} dropped, ${p.failed} failed of 1024 × ${p.tokensPerStream} tokens`)
+          .join('; '),
         met: c1024.every((p) => p.dropped === 0 && p.failed === 0),
       },
       {
@@ -215,7 +254,14 @@ export async function run(): Promise<BenchResult> {
         met: perStream <= 50,
       },
     ];
-    return { name: 'client', lines, targets, data: { clockOffset: offset, paced, sweep, memory, flatOut: flat }, machineBefore, machineAfter: machine() };
+    return {
+      name: 'client',
+      lines,
+      targets,
+      data: { clockOffset: offset, paced, sweep, memory, flatOut: flat },
+      machineBefore,
+      machineAfter: machine(),
+    };
   } finally {
     await src.stop();
     lines.push(loadLine());

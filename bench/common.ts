@@ -144,7 +144,13 @@ export function writeResult(r: BenchResult): string {
   mkdirSync(dir, { recursive: true });
   const file = `${dir}/${r.name}.json`;
   writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
-  const line = { name: r.name, at: r.machineAfter.at, loadBefore: r.machineBefore.loadAverage, loadAfter: r.machineAfter.loadAverage, targets: r.targets };
+  const line = {
+    name: r.name,
+    at: r.machineAfter.at,
+    loadBefore: r.machineBefore.loadAverage,
+    loadAfter: r.machineAfter.loadAverage,
+    targets: r.targets,
+  };
   appendFileSync(`${dir}/history.jsonl`, `${JSON.stringify(line)}\n`);
   return file;
 }

@@ -16,8 +16,16 @@
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  CHALLENGES_PROMPT, closedLoop, fromRoot, longPlusShort, makeRequest, measure, openTarget,
-  type LoadShape, type RequestSpec, type ServerFlags,
+  CHALLENGES_PROMPT,
+  closedLoop,
+  fromRoot,
+  longPlusShort,
+  makeRequest,
+  measure,
+  openTarget,
+  type LoadShape,
+  type RequestSpec,
+  type ServerFlags,
 } from '../src/index';
 
 const LESSON = 'sample';
@@ -76,7 +84,9 @@ async function main(): Promise<void> {
         manifestExtra: { notes: [NOTE] },
       });
       const s = run.summary;
-      console.log(`${p.name}: ${s.completed}/${s.requests} ok, TTFT p50 ${s.ttftMs.p50.toFixed(1)} ms, E2E p50 ${s.e2eMs.p50.toFixed(0)} ms → ${run.dir}`);
+      console.log(
+        `${p.name}: ${s.completed}/${s.requests} ok, TTFT p50 ${s.ttftMs.p50.toFixed(1)} ms, E2E p50 ${s.e2eMs.p50.toFixed(0)} ms → ${run.dir}`,
+      );
     }
   } finally {
     await target.stop();

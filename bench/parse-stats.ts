@@ -22,12 +22,17 @@ const STREAM_EVENTS = 1000; // events per simulated response (a new StreamTimer 
 
 /** One response's bytes: role chunk, `n` token chunks with continuous usage, usage chunk, [DONE]. */
 function responseEvents(n: number): Buffer[] {
-  const head = '{"id":"chatcmpl-ll-1a2b3c4d-17","object":"chat.completion.chunk","created":1764672000,"model":"Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4"';
+  const head =
+    '{"id":"chatcmpl-ll-1a2b3c4d-17","object":"chat.completion.chunk","created":1764672000,"model":"Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4"';
   const usage = (k: number) => `"usage":{"prompt_tokens":512,"total_tokens":${512 + k},"completion_tokens":${k}}`;
-  const out: string[] = [`data: ${head},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],${usage(0)},"prompt_token_ids":null}\n\n`];
+  const out: string[] = [
+    `data: ${head},"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],${usage(0)},"prompt_token_ids":null}\n\n`,
+  ];
   for (let k = 1; k <= n; k++) {
     const fin = k === n ? ',"finish_reason":"length","stop_reason":null' : ',"finish_reason":null';
-    out.push(`data: ${head},"choices":[{"index":0,"delta":{"content":" token"},"logprobs":null${fin},"token_ids":null}],${usage(k)}}\n\n`);
+    out.push(
+      `data: ${head},"choices":[{"index":0,"delta":{"content":" token"},"logprobs":null${fin},"token_ids":null}],${usage(k)}}\n\n`,
+    );
   }
   out.push(`data: ${head},"choices":[],${usage(n)}}\n\n`, 'data: [DONE]\n\n');
   return out.map((s) => Buffer.from(s, 'utf8'));
@@ -155,7 +160,14 @@ export async function run(): Promise<BenchResult> {
     data: {
       events: n,
       bytesPerEvent,
-      nsPerEvent: { streamTimerPerEventChunk: perEvent, streamTimer16KiB: sliced, stamp, decode, decodeAndSse: sse, jsonParse: json },
+      nsPerEvent: {
+        streamTimerPerEventChunk: perEvent,
+        streamTimer16KiB: sliced,
+        stamp,
+        decode,
+        decodeAndSse: sse,
+        jsonParse: json,
+      },
       stats100k: { summarizeLatencyMs: summarizeMs, bootstrapPercentileCIMs: bootstrapMs, iterations: 1000 },
     },
     machineBefore,

@@ -28,7 +28,9 @@ async function main(): Promise<void> {
   }
   const unknown = asked.filter((a) => !(a in BENCHES));
   if (unknown.length > 0) {
-    const list = Object.entries(BENCHES).map(([n, b]) => `  ${n.padEnd(9)} ${b.about}`).join('\n');
+    const list = Object.entries(BENCHES)
+      .map(([n, b]) => `  ${n.padEnd(9)} ${b.about}`)
+      .join('\n');
     console.error(`unknown benchmark ${unknown.join(', ')}; choose from:\n${list}\n(e.g. npm run bench -- client)`);
     process.exitCode = 2;
     return;

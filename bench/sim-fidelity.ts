@@ -31,7 +31,12 @@ import { dist, fmtDist, loadLine, machine, pause, round, type BenchResult, type 
 const LEVELS = [1, 32, 128, 256];
 const STEADY_MS = 5000;
 
-interface Scrape { tMs: number; running: number; steps: number; fams: MetricFamily[] }
+interface Scrape {
+  tMs: number;
+  running: number;
+  steps: number;
+  fams: MetricFamily[];
+}
 
 async function scrape(sim: SimTarget): Promise<Scrape> {
   const t0 = performance.now();
@@ -103,7 +108,11 @@ export type SimTarget = Pick<SimHandle, 'baseUrl' | 'model' | 'pid' | 'logTail'>
 /** Measure one level: C streams sent at once, steady window from the /metrics scrapes. */
 export async function measureLevel(sim: SimTarget, c: number): Promise<Level> {
   const outputTokens = Math.ceil((STEADY_MS + 1500) / modelStepMs(c, 300));
-  const spec: RequestSpec = { messages: [{ role: 'user', content: 'Say anything.' }], maxTokens: outputTokens, fixedOutput: true };
+  const spec: RequestSpec = {
+    messages: [{ role: 'user', content: 'Say anything.' }],
+    maxTokens: outputTokens,
+    fixedOutput: true,
+  };
   const client = createClient({ baseUrl: sim.baseUrl, model: sim.model, connections: c });
   await client.send({ ...spec, maxTokens: 4 }, { index: -1, intendedStartMs: performance.now() }); // warm the prefix cache and the path
   const scrapes: Scrape[] = [];
@@ -129,10 +138,19 @@ export async function measureLevel(sim: SimTarget, c: number): Promise<Level> {
   await client.close();
 
   const steady = scrapes.filter((s) => s.running === c);
-  if (steady.length < 2) throw new Error(`sim bench: C=${c} never held ${c} running requests across two scrapes (saw ${scrapes.map((s) => s.running).join(',')})`);
+  if (steady.length < 2)
+    throw new Error(
+      `sim bench: C=${c} never held ${c} running requests across two scrapes (saw ${scrapes.map((s) => s.running).join(',')})`,
+    );
   const [a, b] = [steady[0], steady[steady.length - 1]];
-  const lateH = histogramDelta(readHistogram(b.fams, 'loadlab:sim_step_lateness_seconds')!, readHistogram(a.fams, 'loadlab:sim_step_lateness_seconds'));
-  const itlH = histogramDelta(readHistogram(b.fams, 'vllm:inter_token_latency_seconds')!, readHistogram(a.fams, 'vllm:inter_token_latency_seconds'));
+  const lateH = histogramDelta(
+    readHistogram(b.fams, 'loadlab:sim_step_lateness_seconds')!,
+    readHistogram(a.fams, 'loadlab:sim_step_lateness_seconds'),
+  );
+  const itlH = histogramDelta(
+    readHistogram(b.fams, 'vllm:inter_token_latency_seconds')!,
+    readHistogram(a.fams, 'vllm:inter_token_latency_seconds'),
+  );
   const engineItlMs = (itlH.sum / itlH.count) * 1000;
   const prompt = records.find((r) => r.promptTokens !== undefined)?.promptTokens ?? 20;
   const itl: number[] = [];
@@ -174,7 +192,10 @@ export async function measureLevel(sim: SimTarget, c: number): Promise<Level> {
     itlErrorMs: dist(err),
     simCpuPercent: pa && pb ? round((pb.cpuMs - pa.cpuMs) / windowS / 10, 1) : null,
     simPreemptionsPerSec: pa && pb ? round((pb.preempted - pa.preempted) / windowS, 1) : null,
-    clientPreemptionsPerSec: round(clientPreempted / ((records.reduce((m, r) => Math.max(m, r.endMs), 0) - records[0].startMs) / 1000), 1),
+    clientPreemptionsPerSec: round(
+      clientPreempted / ((records.reduce((m, r) => Math.max(m, r.endMs), 0) - records[0].startMs) / 1000),
+      1,
+    ),
     ok: records.filter((r) => r.ok).length,
     clientEventLoopDelayP99Ms: round(health.eventLoopDelayP99Ms),
     clientCpuPercent: round(health.cpuPercentOfOneCore, 1),

@@ -28,12 +28,26 @@ import { runAbuse } from './sim-abuse';
 
 /** 20 % of requests get a fault; stalls outlast the idle timeout, so they end as idle_timeout. */
 const FAULTS: FaultSettings = {
-  http500: 0.03, http503: 0.03, reset: 0.03, streamError: 0.03, malformed: 0.03, stall: 0.03, stallS: 2, slowHeaders: 0.02, slowHeadersS: 0.2,
+  http500: 0.03,
+  http503: 0.03,
+  reset: 0.03,
+  streamError: 0.03,
+  malformed: 0.03,
+  stall: 0.03,
+  stallS: 2,
+  slowHeaders: 0.02,
+  slowHeadersS: 0.2,
 };
 const IDLE_TIMEOUT_MS = 1000;
 /** The client code each fault must produce (slow headers only delay a request that succeeds). */
 const EXPECTED_CODE: Record<FaultKind, ErrorCode | 'ok'> = {
-  http_500: 'http_5xx', http_503: 'http_5xx', reset: 'connection_reset', stream_error: 'stream_error', stall: 'idle_timeout', slow_headers: 'ok', malformed: 'parse',
+  http_500: 'http_5xx',
+  http_503: 'http_5xx',
+  reset: 'connection_reset',
+  stream_error: 'stream_error',
+  stall: 'idle_timeout',
+  slow_headers: 'ok',
+  malformed: 'parse',
 };
 
 interface Sample {
@@ -66,8 +80,13 @@ function sample(done: number, t0: number, simPid: number): Sample {
   const handles: Record<string, number> = {};
   for (const h of process.getActiveResourcesInfo()) handles[h] = (handles[h] ?? 0) + 1;
   return {
-    done, tS: round((performance.now() - t0) / 1000, 1), rssMiB: round(m.rss / MiB, 1), heapUsedMiB: round(m.heapUsed / MiB, 1),
-    handles, handlesTotal: Object.values(handles).reduce((a, b) => a + b, 0), simRssMiB: simRss(simPid),
+    done,
+    tS: round((performance.now() - t0) / 1000, 1),
+    rssMiB: round(m.rss / MiB, 1),
+    heapUsedMiB: round(m.heapUsed / MiB, 1),
+    handles,
+    handlesTotal: Object.values(handles).reduce((a, b) => a + b, 0),
+    simRssMiB: simRss(simPid),
   };
 }
 
@@ -84,9 +103,13 @@ function injected(baseUrl: string): Promise<Record<FaultKind, number>> {
 }
 
 function fmt(s: Sample): string {
-  const h = Object.entries(s.handles).map(([k, v]) => `${k} ${v}`).join(', ');
-  return `${String(s.done).padStart(6)} done  t ${String(s.tS).padStart(6)} s  rss ${s.rssMiB} MiB  heapUsed ${s.heapUsedMiB} MiB  ` +
-    `handles ${s.handlesTotal} (${h})${s.simRssMiB !== undefined ? `  sim rss ${s.simRssMiB} MiB` : ''}`;
+  const h = Object.entries(s.handles)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return (
+    `${String(s.done).padStart(6)} done  t ${String(s.tS).padStart(6)} s  rss ${s.rssMiB} MiB  heapUsed ${s.heapUsedMiB} MiB  ` +
+    `handles ${s.handlesTotal} (${h})${s.simRssMiB !== undefined ? `  sim rss ${s.simRssMiB} MiB` : ''}`
+  );
 }
 
 /** The client's error codes counted, against what the injected faults should have produced. */
@@ -111,7 +134,8 @@ function compareCodes(records: RequestRecord[], n: number, inj: Record<FaultKind
 export async function run(): Promise<BenchResult> {
   const n = Number(process.env.LOADLAB_SOAK_N ?? 10_000);
   const concurrency = Number(process.env.LOADLAB_SOAK_CONCURRENCY ?? 64);
-  if (!Number.isInteger(n) || n < 10) throw new TypeError(`LOADLAB_SOAK_N must be an integer ≥ 10, got ${process.env.LOADLAB_SOAK_N}`);
+  if (!Number.isInteger(n) || n < 10)
+    throw new TypeError(`LOADLAB_SOAK_N must be an integer ≥ 10, got ${process.env.LOADLAB_SOAK_N}`);
   const machineBefore = machine();
   const sim = await startSim({ flags: { seed: 1 }, extraArgs: ['--stats-interval-s', '0', ...faultArgs(FAULTS)] });
   const tmp = mkdtempSync(join(tmpdir(), 'loadlab-soak-'));
@@ -121,7 +145,9 @@ export async function run(): Promise<BenchResult> {
     console.log(l);
   };
   try {
-    say(`soak: ${n} requests, closed loop of ${concurrency}, 4 output tokens, faults ${JSON.stringify(FAULTS)}, idle timeout ${IDLE_TIMEOUT_MS} ms (${loadLine(machineBefore)})`);
+    say(
+      `soak: ${n} requests, closed loop of ${concurrency}, 4 output tokens, faults ${JSON.stringify(FAULTS)}, idle timeout ${IDLE_TIMEOUT_MS} ms (${loadLine(machineBefore)})`,
+    );
     const before = await injected(sim.baseUrl);
     await pause(200);
     const t0 = performance.now();
@@ -130,8 +156,12 @@ export async function run(): Promise<BenchResult> {
     let done = 0;
     let next = Math.ceil(n / 10);
     let r: { records: RequestRecord[]; dir?: string } | undefined = await runLoad({
-      baseUrl: sim.baseUrl, workload: [makeRequest('Hi', { maxTokens: 4, fixedOutput: true })], requests: n,
-      shape: closedLoop(concurrency), idleTimeoutMs: IDLE_TIMEOUT_MS, out: join(tmp, 'run'),
+      baseUrl: sim.baseUrl,
+      workload: [makeRequest('Hi', { maxTokens: 4, fixedOutput: true })],
+      requests: n,
+      shape: closedLoop(concurrency),
+      idleTimeoutMs: IDLE_TIMEOUT_MS,
+      out: join(tmp, 'run'),
       onRecord: () => {
         if (++done < next) return;
         next += Math.ceil(n / 10);
@@ -146,7 +176,9 @@ export async function run(): Promise<BenchResult> {
     const { codes, expected, codesMatch } = compareCodes(r.records, n, inj);
     const onDisk = readFileSync(join(r.dir!, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).length;
     say(`${n} requests in ${elapsedS.toFixed(1)} s (${(n / elapsedS).toFixed(0)} req/s); injected ${JSON.stringify(inj)}`);
-    say(`client codes ${JSON.stringify(codes)} ${codesMatch ? '==' : '!='} expected from injected ${JSON.stringify(expected)}; on disk ${onDisk}/${n}`);
+    say(
+      `client codes ${JSON.stringify(codes)} ${codesMatch ? '==' : '!='} expected from injected ${JSON.stringify(expected)}; on disk ${onDisk}/${n}`,
+    );
 
     await pause(200); // let closed sockets and last immediates go before counting handles
     const withRecords = sample(n, t0, sim.pid);
@@ -157,19 +189,51 @@ export async function run(): Promise<BenchResult> {
     const start = samples[0];
     const mid = samples[Math.floor(samples.length / 2)];
     const perRecordKiB = ((withRecords.heapUsedMiB - end.heapUsedMiB) * 1024) / n;
-    say(`heapUsed start ${start.heapUsedMiB} → mid ${mid.heapUsedMiB} → end ${withRecords.heapUsedMiB} MiB (records held, ≈ ${perRecordKiB.toFixed(2)} KiB each) → ${end.heapUsedMiB} MiB released; rss start ${start.rssMiB} → end ${end.rssMiB} MiB; handles ${start.handlesTotal} → ${end.handlesTotal}`);
+    say(
+      `heapUsed start ${start.heapUsedMiB} → mid ${mid.heapUsedMiB} → end ${withRecords.heapUsedMiB} MiB (records held, ≈ ${perRecordKiB.toFixed(2)} KiB each) → ${end.heapUsedMiB} MiB released; rss start ${start.rssMiB} → end ${end.rssMiB} MiB; handles ${start.handlesTotal} → ${end.handlesTotal}`,
+    );
 
     const heapLeftMiB = end.heapUsedMiB - start.heapUsedMiB;
     const targets = [
-      { target: 'client codes == injected faults', measured: codesMatch ? 'equal' : `${JSON.stringify(codes)} vs ${JSON.stringify(expected)}`, met: codesMatch },
+      {
+        target: 'client codes == injected faults',
+        measured: codesMatch ? 'equal' : `${JSON.stringify(codes)} vs ${JSON.stringify(expected)}`,
+        met: codesMatch,
+      },
       { target: 'every request on disk', measured: `${onDisk}/${n}`, met: onDisk === n },
-      { target: 'heap flat: end (records released) − start ≤ 5 MiB', measured: `${heapLeftMiB.toFixed(1)} MiB`, met: heapLeftMiB <= 5 },
-      { target: 'active handles back to the start count', measured: `${start.handlesTotal} → ${end.handlesTotal}`, met: end.handlesTotal <= start.handlesTotal },
+      {
+        target: 'heap flat: end (records released) − start ≤ 5 MiB',
+        measured: `${heapLeftMiB.toFixed(1)} MiB`,
+        met: heapLeftMiB <= 5,
+      },
+      {
+        target: 'active handles back to the start count',
+        measured: `${start.handlesTotal} → ${end.handlesTotal}`,
+        met: end.handlesTotal <= start.handlesTotal,
+      },
     ];
     for (const t of targets) say(`${t.met ? 'MET ' : 'MISS'} ${t.target}: ${t.measured}`);
     return {
-      name: 'soak', lines, targets, machineBefore, machineAfter: machine(),
-      data: { n, concurrency, faults: FAULTS, idleTimeoutMs: IDLE_TIMEOUT_MS, elapsedS: round(elapsedS, 1), injected: inj, codes, expected, onDisk, samples, endWithRecords: withRecords, end, perRecordKiB: round(perRecordKiB, 3) },
+      name: 'soak',
+      lines,
+      targets,
+      machineBefore,
+      machineAfter: machine(),
+      data: {
+        n,
+        concurrency,
+        faults: FAULTS,
+        idleTimeoutMs: IDLE_TIMEOUT_MS,
+        elapsedS: round(elapsedS, 1),
+        injected: inj,
+        codes,
+        expected,
+        onDisk,
+        samples,
+        endWithRecords: withRecords,
+        end,
+        perRecordKiB: round(perRecordKiB, 3),
+      },
     };
   } finally {
     await sim.stop();
@@ -180,7 +244,10 @@ export async function run(): Promise<BenchResult> {
 run().then(
   async (r) => {
     if (process.env.LOADLAB_SOAK_ABUSE !== '0') {
-      const a = await runAbuse((l) => { r.lines.push(l); console.log(l); });
+      const a = await runAbuse((l) => {
+        r.lines.push(l);
+        console.log(l);
+      });
       r.targets.push(...a.targets);
       r.data = { ...(r.data as object), abuse: a.data };
       r.machineAfter = machine();

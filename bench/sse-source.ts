@@ -41,7 +41,6 @@ const stats = { open: 0, peakOpen: 0, requests: 0, tokenEvents: 0 };
 const sent = new Map<string, number[]>();
 let seq = 0;
 
-
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -49,14 +48,29 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** Stream `tokens` chunks to `res` at `gapMs` (0 = flat out, `batch` events per write). */
-function stream(res: ServerResponse, id: string, promptTokens: number, tokens: number, gapMs: number, batch: number, phaseMs: number): void {
+function stream(
+  res: ServerResponse,
+  id: string,
+  promptTokens: number,
+  tokens: number,
+  gapMs: number,
+  batch: number,
+  phaseMs: number,
+): void {
   const times: number[] = [];
   const created = Math.floor(Date.now() / 1000);
   const head = chunkHead({ api: 'chat', id: `chatcmpl-${id}`, created, model: MODEL });
   const usage = (k: number) => usageJson({ promptTokens, completionTokens: k });
   // vLLM's chunk (src/wire/chunks.ts) plus a non-vLLM field `t`: the send time, epoch ms.
   const event = (k: number, t: number) =>
-    sseData(chunkJson('chat', head, { text: ' tok', finishReason: k === tokens ? 'length' : undefined }, { usage: usage(k), extra: `,"t":${t.toFixed(4)}` }));
+    sseData(
+      chunkJson(
+        'chat',
+        head,
+        { text: ' tok', finishReason: k === tokens ? 'length' : undefined },
+        { usage: usage(k), extra: `,"t":${t.toFixed(4)}` },
+      ),
+    );
   let k = 0;
   let closed = false;
   stats.open++;
@@ -114,7 +128,12 @@ const server = createServer((req, res) => {
     if (url === '/now') return json(res, 200, { t: epoch() });
     if (url === '/clock') return json(res, 200, { epochMinusRealtimeMs: epochMinusRealtimeMs() });
     if (url === '/v1/models') {
-      return json(res, 200, { object: 'list', data: [{ id: MODEL, object: 'model', created: 0, owned_by: 'loadlab', root: MODEL, parent: null, max_model_len: 1 << 20 }] });
+      return json(res, 200, {
+        object: 'list',
+        data: [
+          { id: MODEL, object: 'model', created: 0, owned_by: 'loadlab', root: MODEL, parent: null, max_model_len: 1 << 20 },
+        ],
+      });
     }
     if (url === '/stats') {
       const c = process.cpuUsage(cpu0);

@@ -40,7 +40,7 @@ export function randNormal(rng: Rng): number {
  * Mean = shape·scale. vLLM's `--burstiness` is the shape.
  */
 export function randGamma(rng: Rng, shape: number, scale: number): number {
-  if (shape < 1) return randGamma(rng, shape + 1, scale) * Math.pow(1 - rng(), 1 / shape);
+  if (shape < 1) return randGamma(rng, shape + 1, scale) * (1 - rng()) ** (1 / shape);
   const d = shape - 1 / 3;
   const c = 1 / Math.sqrt(9 * d);
   for (;;) {

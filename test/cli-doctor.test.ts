@@ -51,12 +51,16 @@ describe('loadlab doctor (real processes)', () => {
     expect(prompt + max).toBe(sum);
     expect(sum).toBeLessThanOrEqual(8192); // the README's --max-model-len 8192 covers it
     for (const c of report.checks) if (!c.ok) expect(c.fix, c.name).toBeTruthy();
-    for (const name of ['node', 'tslab kernel', 'plotly', 'data/ writable', 'GPU', 'port 8000', 'client calibration']) expect(byName(report, name), name).toBeDefined();
+    for (const name of ['node', 'tslab kernel', 'plotly', 'data/ writable', 'GPU', 'port 8000', 'client calibration'])
+      expect(byName(report, name), name).toBeDefined();
   }, 120_000);
 
   it('fails, naming the fix, when LOADLAB_BASE_URL points at a closed port', async () => {
     const port = await freePort();
-    const { code, stdout } = await runDoctor(['--skip', 'calibration'], cleanEnv({ LOADLAB_BASE_URL: `http://127.0.0.1:${port}` }));
+    const { code, stdout } = await runDoctor(
+      ['--skip', 'calibration'],
+      cleanEnv({ LOADLAB_BASE_URL: `http://127.0.0.1:${port}` }),
+    );
     expect(code).toBe(1);
     expect(stdout).toMatch(new RegExp(`✗ target\\s+LOADLAB_BASE_URL=http://127.0.0.1:${port} does not answer`));
     expect(stdout).toMatch(/\n {4}fix: vllm serve .*--max-model-len 8192/);
@@ -104,15 +108,20 @@ describe('doctor checks (pure parts)', () => {
   it('a Hugging Face id with no local folder: warns and gives the modelscope command and the path', () => {
     const c = checkModelPath({ LOADLAB_VLLM_MODEL: 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4' })!;
     expect(c).toMatchObject({ ok: false, level: 'optional' });
-    expect(c.fix).toBe('modelscope download --model Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4 --local_dir /root/autodl-tmp/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4 && export LOADLAB_VLLM_MODEL=/root/autodl-tmp/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4');
+    expect(c.fix).toBe(
+      'modelscope download --model Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4 --local_dir /root/autodl-tmp/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4 && export LOADLAB_VLLM_MODEL=/root/autodl-tmp/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4',
+    );
     expect(checkModelPath({ LOADLAB_VLLM_MODEL: root })!.ok).toBe(true);
     expect(checkModelPath({})).toBeUndefined();
   });
 
   it('--quantization gptq is warned about in every spelling, and nothing else is', () => {
-    for (const argv of [['--quantization', 'gptq'], ['--quantization=gptq'], ['-q', 'gptq']]) expect(serveArgWarnings(['vllm', 'serve', 'm', ...argv])).toHaveLength(1);
+    for (const argv of [['--quantization', 'gptq'], ['--quantization=gptq'], ['-q', 'gptq']])
+      expect(serveArgWarnings(['vllm', 'serve', 'm', ...argv])).toHaveLength(1);
     expect(serveArgWarnings(['vllm', 'serve', 'm', '--quantization', 'gptq_marlin', '--max-model-len', '8192'])).toEqual([]);
-    const c = checkServeFlags([['/usr/bin/python3', '/root/miniconda3/bin/vllm', 'serve', '/m', '--quantization', 'gptq', '--port', '8000']]);
+    const c = checkServeFlags([
+      ['/usr/bin/python3', '/root/miniconda3/bin/vllm', 'serve', '/m', '--quantization', 'gptq', '--port', '8000'],
+    ]);
     expect(c.ok).toBe(false);
     expect(c.detail).toMatch(/gptq_marlin\.py/);
     expect(c.fix).toBe('pkill -f "vllm serve"; /root/miniconda3/bin/vllm serve /m --port 8000');
@@ -121,7 +130,11 @@ describe('doctor checks (pure parts)', () => {
   it('finds a running `vllm serve … --quantization gptq` by its command line', async () => {
     let child: ChildProcess | undefined;
     try {
-      child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'vllm', 'serve', 'doctor-test-model', '--quantization', 'gptq'], { stdio: 'ignore' });
+      child = spawn(
+        process.execPath,
+        ['-e', 'setInterval(() => {}, 1000)', 'vllm', 'serve', 'doctor-test-model', '--quantization', 'gptq'],
+        { stdio: 'ignore' },
+      );
       await new Promise((r) => setTimeout(r, 300));
       const mine = runningVllmServes().filter((a) => a.includes('doctor-test-model'));
       expect(mine).toHaveLength(1);
@@ -135,11 +148,18 @@ describe('doctor checks (pure parts)', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     try {
       const server = await launchVllm({
-        model: 'fake', port: await freePort(), bin: join(fixtures, 'vllm-fake'), env: { FAKE_VLLM_HEALTHY: '1' },
-        healthPollMs: 50, stopGraceMs: 2000, extraArgs: ['--quantization', 'gptq'],
+        model: 'fake',
+        port: await freePort(),
+        bin: join(fixtures, 'vllm-fake'),
+        env: { FAKE_VLLM_HEALTHY: '1' },
+        healthPollMs: 50,
+        stopGraceMs: 2000,
+        extraArgs: ['--quantization', 'gptq'],
       });
       await server.stop();
-      expect(warn.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(/LoadLab: `--quantization gptq` forces .*gptq_marlin\.py/);
+      expect(warn.mock.calls.map((c) => String(c[0])).join('\n')).toMatch(
+        /LoadLab: `--quantization gptq` forces .*gptq_marlin\.py/,
+      );
     } finally {
       warn.mockRestore();
     }
@@ -150,7 +170,9 @@ describe('doctor checks (pure parts)', () => {
     try {
       const bin = join(dir, 'conda', 'bin');
       mkdirSync(bin, { recursive: true });
-      const spec = { kernelspecs: { tslab: { spec: { argv: ['/no/such/tslab', 'kernel', '--config-path', '{connection_file}'] } } } };
+      const spec = {
+        kernelspecs: { tslab: { spec: { argv: ['/no/such/tslab', 'kernel', '--config-path', '{connection_file}'] } } },
+      };
       writeFileSync(join(bin, 'jupyter'), `#!/bin/sh\necho '${JSON.stringify(spec)}'\n`);
       chmodSync(join(bin, 'jupyter'), 0o755);
       // Not on PATH: found as a conda one ($CONDA_PREFIX/bin).
@@ -158,7 +180,9 @@ describe('doctor checks (pure parts)', () => {
       const c = checkTslab(env, false);
       expect(c).toMatchObject({ ok: false, level: 'required' });
       expect(c.detail).toMatch(/kernel command '\/no\/such\/tslab' is not on PATH/);
-      expect(c.fix).toBe(`npx tslab install --python=${join(bin, 'python3')} --binary=${join(root, 'node_modules', '.bin', 'tslab')}`);
+      expect(c.fix).toBe(
+        `npx tslab install --python=${join(bin, 'python3')} --binary=${join(root, 'node_modules', '.bin', 'tslab')}`,
+      );
       expect(checkTslab(env, true).level).toBe('optional'); // inside a running kernel it is only a warning
       const none = checkTslab({ PATH: '/nonexistent', HOME: dir }, false);
       expect(none.detail).toMatch(/no `jupyter` is on PATH/);
@@ -183,7 +207,9 @@ describe('doctor checks (pure parts)', () => {
   });
 
   it("uses lesson 04's own max_tokens for the mix (guard against drift)", () => {
-    const nb = JSON.parse(readFileSync(join(root, 'notebooks', '04-chunked-prefill.ipynb'), 'utf8')) as { cells: { source: string[] }[] };
+    const nb = JSON.parse(readFileSync(join(root, 'notebooks', '04-chunked-prefill.ipynb'), 'utf8')) as {
+      cells: { source: string[] }[];
+    };
     const src = nb.cells.map((c) => c.source.join('')).join('\n');
     expect(src).toContain(`ll.shortLongMix(MIX_N, { maxTokens: ${LESSON04_MIX_MAX_TOKENS}, fixedOutput: true`);
     expect(src).toMatch(/ll\.longPlusShort\(\)/);
@@ -195,7 +221,9 @@ describe('00-setup calls the doctor in a real tslab kernel', () => {
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
   it('stores no outputs, and its first code cell shows the doctor table', () => {
-    const nb = JSON.parse(readFileSync(join(root, 'notebooks', '00-setup.ipynb'), 'utf8')) as { cells: { cell_type: string; source: string[]; outputs?: unknown[] }[] };
+    const nb = JSON.parse(readFileSync(join(root, 'notebooks', '00-setup.ipynb'), 'utf8')) as {
+      cells: { cell_type: string; source: string[]; outputs?: unknown[] }[];
+    };
     const code = nb.cells.filter((c) => c.cell_type === 'code');
     expect(code.every((c) => (c.outputs ?? []).length === 0)).toBe(true);
     const first = code[0].source.join('');
@@ -203,7 +231,9 @@ describe('00-setup calls the doctor in a real tslab kernel', () => {
     const cells = join(tmp, 'cells.json');
     writeFileSync(cells, JSON.stringify([first]));
     const r = spawnSync('/usr/bin/python3', [join(fixtures, 'run-cells.py'), cells, join(root, 'notebooks'), '180'], {
-      encoding: 'utf8', env: cleanEnv(), timeout: 240_000,
+      encoding: 'utf8',
+      env: cleanEnv(),
+      timeout: 240_000,
     });
     expect(r.status, r.stderr).toBe(0);
     const [out] = JSON.parse(r.stdout.trim().split('\n').pop()!) as { html: string[]; error: string | null }[];

@@ -40,7 +40,10 @@ function loadlab(args: string[], env: Record<string, string | undefined> = {}): 
  * or HTML everywhere. With `key`, every route answers 401 `{"error":"Unauthorized"}` without it, as
  * vLLM's `--api-key` does for all but its public routes (vllm/entrypoints/openai/server_utils.py).
  */
-function startServer(mode: { key?: string; html?: boolean }): Promise<{ url: string; seen: Array<{ path: string; auth: boolean }>; close: () => Promise<void> }> {
+function startServer(mode: {
+  key?: string;
+  html?: boolean;
+}): Promise<{ url: string; seen: Array<{ path: string; auth: boolean }>; close: () => Promise<void> }> {
   const seen: Array<{ path: string; auth: boolean }> = [];
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const url = req.url ?? '/';
@@ -62,7 +65,14 @@ function startServer(mode: { key?: string; html?: boolean }): Promise<{ url: str
       return json(200, { count: n, max_model_len: 4096, tokens: [] });
     }
     if (url === '/v1/chat/completions') {
-      return writeScriptedStream(req, res, { firstTokenDelayMs: 1, gapMs: 1, tokens: 3 }, JSON.parse(body), performance.now(), undefined);
+      return writeScriptedStream(
+        req,
+        res,
+        { firstTokenDelayMs: 1, gapMs: 1, tokens: 3 },
+        JSON.parse(body),
+        performance.now(),
+        undefined,
+      );
     }
     json(404, { detail: 'Not Found' });
   };
@@ -77,7 +87,11 @@ function startServer(mode: { key?: string; html?: boolean }): Promise<{ url: str
       resolve({
         url: `http://127.0.0.1:${port}`,
         seen,
-        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       });
     }),
   );
@@ -97,8 +111,8 @@ afterAll(async () => {
 
 const ls = (dir: string) => readdirSync(dir, { recursive: true }).map(String).sort();
 
-describe('--out: the user\'s files are safe (items 5, 6)', () => {
-  it('--replace overwrites a complete run\'s files only; the user\'s notes and plots stay', { timeout: 60_000 }, async () => {
+describe("--out: the user's files are safe (items 5, 6)", () => {
+  it("--replace overwrites a complete run's files only; the user's notes and plots stay", { timeout: 60_000 }, async () => {
     const out = join(tmp, 'replace');
     expect((await loadlab(['run', '--base-url', open.url, ...run, '--out', out])).code).toBe(0);
     const again = await loadlab(['run', '--base-url', open.url, ...run, '--out', out]);
@@ -113,14 +127,18 @@ describe('--out: the user\'s files are safe (items 5, 6)', () => {
     expect(readFileSync(join(out, 'analysis.md'), 'utf8')).toBe('# notes');
   });
 
-  it('never moves a folder that merely contains requests.jsonl; says where an incomplete run went', { timeout: 60_000 }, async () => {
+  it('never moves a folder that merely contains requests.jsonl; says where an incomplete run went', {
+    timeout: 60_000,
+  }, async () => {
     const project = join(tmp, 'project');
     mkdirSync(join(project, 'src'), { recursive: true });
     writeFileSync(join(project, 'thesis.tex'), 'x');
     writeFileSync(join(project, 'requests.jsonl'), '{}\n');
     const r = await loadlab(['run', '--base-url', open.url, ...run, '--out', project]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('project is not empty and holds no LoadLab run (requests.jsonl, src, thesis.tex); LoadLab never deletes or moves such files');
+    expect(r.stderr).toContain(
+      'project is not empty and holds no LoadLab run (requests.jsonl, src, thesis.tex); LoadLab never deletes or moves such files',
+    );
     expect(readdirSync(tmp).filter((n) => n.startsWith('project.incomplete'))).toEqual([]);
     expect(ls(project)).toEqual(['requests.jsonl', 'src', 'thesis.tex']);
 
@@ -132,7 +150,9 @@ describe('--out: the user\'s files are safe (items 5, 6)', () => {
     expect(h.code).toBe(0);
     const moved = readdirSync(tmp).filter((n) => n.startsWith('half.incomplete-'));
     expect(moved).toHaveLength(1);
-    expect(h.stderr).toContain(`loadlab: ${half} held an incomplete run; moved its files to ${join(tmp, moved[0])} (nothing deleted)`);
+    expect(h.stderr).toContain(
+      `loadlab: ${half} held an incomplete run; moved its files to ${join(tmp, moved[0])} (nothing deleted)`,
+    );
     expect(ls(join(tmp, moved[0]))).toEqual(['manifest.json', 'requests.jsonl']);
   });
 });
@@ -153,17 +173,23 @@ describe('checked before any request, with the fix named (item 10)', () => {
   it('--timeout-s past the timer limit is refused with the range, no Node warning', async () => {
     const r = await loadlab(['run', '--base-url', open.url, ...run, '--timeout-s', '3000000', '--out', join(tmp, 't')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("--timeout-s must be at most 2147483 s (about 24 days, the longest timer Node allows), got '3000000'");
+    expect(r.stderr).toContain(
+      "--timeout-s must be at most 2147483 s (about 24 days, the longest timer Node allows), got '3000000'",
+    );
     expect(r.stderr).not.toContain('TimeoutOverflowWarning');
     const i = await loadlab(['run', '--base-url', open.url, ...run, '--idle-timeout-s', '1e9', '--out', join(tmp, 't')]);
     expect(i.stderr).toContain('--idle-timeout-s must be at most 2147483 s');
     expect(existsSync(join(tmp, 't'))).toBe(false);
   });
 
-  it('a --base-url with a path is told to use the server root; an HTML server is told it is not vLLM', { timeout: 60_000 }, async () => {
+  it('a --base-url with a path is told to use the server root; an HTML server is told it is not vLLM', {
+    timeout: 60_000,
+  }, async () => {
     const p = await loadlab(['run', '--base-url', `${open.url}/api`, ...run, '--out', join(tmp, 'p')]);
     expect(p.code).toBe(1);
-    expect(p.stderr).toContain(`the base URL has a path (/api), and ${open.url}/api/v1/models does not exist (HTTP 404); give the server root instead, e.g. ${open.url}`);
+    expect(p.stderr).toContain(
+      `the base URL has a path (/api), and ${open.url}/api/v1/models does not exist (HTTP 404); give the server root instead, e.g. ${open.url}`,
+    );
     expect(p.stderr).not.toContain('API key');
     const html = await startServer({ html: true });
     try {
@@ -177,7 +203,7 @@ describe('checked before any request, with the fix named (item 10)', () => {
   });
 });
 
-describe('--prompt-tokens uses the run\'s API key (item 9)', () => {
+describe("--prompt-tokens uses the run's API key (item 9)", () => {
   let locked: Awaited<ReturnType<typeof startServer>>;
   beforeAll(async () => {
     locked = await startServer({ key: KEY });
@@ -186,7 +212,9 @@ describe('--prompt-tokens uses the run\'s API key (item 9)', () => {
 
   it('LOADLAB_API_KEY reaches /tokenize, so the length is counted, not estimated', { timeout: 60_000 }, async () => {
     const out = join(tmp, 'key-env');
-    const r = await loadlab(['run', '--base-url', locked.url, ...run, '--prompt-tokens', '50', '--out', out], { LOADLAB_API_KEY: KEY });
+    const r = await loadlab(['run', '--base-url', locked.url, ...run, '--prompt-tokens', '50', '--out', out], {
+      LOADLAB_API_KEY: KEY,
+    });
     expect(r.code).toBe(0);
     expect(r.stderr).not.toContain('estimated');
     const tok = locked.seen.filter((s) => s.path === 'POST /tokenize');
@@ -198,8 +226,21 @@ describe('--prompt-tokens uses the run\'s API key (item 9)', () => {
   });
 
   it('without a key the fallback to an estimate is said, with the reason and the fix', { timeout: 60_000 }, async () => {
-    const r = await loadlab(['run', '--base-url', locked.url, ...run, '--prompt-tokens', '50', '--model', 'm', '--out', join(tmp, 'key-none')]);
+    const r = await loadlab([
+      'run',
+      '--base-url',
+      locked.url,
+      ...run,
+      '--prompt-tokens',
+      '50',
+      '--model',
+      'm',
+      '--out',
+      join(tmp, 'key-none'),
+    ]);
     expect(r.stderr).toContain('prompt length is estimated, not counted');
-    expect(r.stderr).toContain('POST /tokenize answered 401: the server wants an API key; pass --api-key (apiKey) or set LOADLAB_API_KEY');
+    expect(r.stderr).toContain(
+      'POST /tokenize answered 401: the server wants an API key; pass --api-key (apiKey) or set LOADLAB_API_KEY',
+    );
   });
 });

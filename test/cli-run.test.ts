@@ -69,15 +69,30 @@ describe('loadlab run (child process) against a 200 ms / 20 ms scripted server',
     it(`recovers TTFT 200 ms and ITL 20 ms at concurrency ${c}`, { retry: 2, timeout: 30_000 }, async () => {
       const out = join(tmp, `c${c}`);
       const r = await loadlab([
-        'run', '--base-url', server.url, '--concurrency', String(c), '--requests', String(n),
-        '--warmup', String(warmup), '--max-tokens', '10', '--out', out, '--replace', '--quiet',
+        'run',
+        '--base-url',
+        server.url,
+        '--concurrency',
+        String(c),
+        '--requests',
+        String(n),
+        '--warmup',
+        String(warmup),
+        '--max-tokens',
+        '10',
+        '--out',
+        out,
+        '--replace',
+        '--quiet',
       ]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const s = readJson(join(out, 'summary.json'));
       const health = readJson(join(out, 'manifest.json')).client;
       console.log(`c=${c}: event-loop delay p99 ${health.eventLoopDelayP99Ms?.toFixed(1)} ms, load ${health.loadAverage1m}`);
-      console.log(`c=${c}: TTFT p50 ${s.ttftMs.p50.toFixed(2)} ms, ITL p50 ${s.itlMs.p50.toFixed(2)} ms, TPOT p50 ${s.tpotMs.p50.toFixed(2)} ms`);
+      console.log(
+        `c=${c}: TTFT p50 ${s.ttftMs.p50.toFixed(2)} ms, ITL p50 ${s.itlMs.p50.toFixed(2)} ms, TPOT p50 ${s.tpotMs.p50.toFixed(2)} ms`,
+      );
       expect(s.completed).toBe(n);
       expect(Math.abs(s.ttftMs.p50 - 200)).toBeLessThanOrEqual(5);
       expect(Math.abs(s.itlMs.p50 - 20)).toBeLessThanOrEqual(3);
@@ -148,7 +163,10 @@ describe('loadlab run argument checks (in process)', () => {
     [['--concurrency', '2', '--requests', '4'], '--out DIR is required'],
     [['--out', 'x'], 'choose the load: --concurrency C --requests N, --burst N, or --rate R --requests N'],
     [['--out', 'x', '--burst', '8', '--concurrency', '2'], '--concurrency and --burst exclude each other'],
-    [['--out', 'x', '--rate', '2', '--concurrency', '2', '--requests', '3'], 'to cap an open loop use --rate with --max-concurrency'],
+    [
+      ['--out', 'x', '--rate', '2', '--concurrency', '2', '--requests', '3'],
+      'to cap an open loop use --rate with --max-concurrency',
+    ],
     [['--out', 'x', '--concurrency', '2'], '--concurrency needs --requests N'],
     [['--out', 'x', '--burst', '8', '--requests', '8'], '--burst N already sets the request count; drop --requests'],
     [['--out', 'x', '--concurrency', '2', '--requests', '4', '--seed', '1'], '--seed only applies with --rate'],
@@ -190,8 +208,28 @@ describe('loadlab run in process', () => {
       const out = join(tmp, 'rate');
       const { out: o, io } = capture();
       const code = await runCommand(
-        ['--base-url', s.url, '--rate', '200', '--requests', '5', '--burstiness', 'inf', '--seed', '3',
-          '--prompt-tokens', '300', '--max-tokens', '3', '--ignore-eos', '--api', 'completions', '--out', out, '--quiet'],
+        [
+          '--base-url',
+          s.url,
+          '--rate',
+          '200',
+          '--requests',
+          '5',
+          '--burstiness',
+          'inf',
+          '--seed',
+          '3',
+          '--prompt-tokens',
+          '300',
+          '--max-tokens',
+          '3',
+          '--ignore-eos',
+          '--api',
+          'completions',
+          '--out',
+          out,
+          '--quiet',
+        ],
         io,
       );
       expect(code).toBe(0);

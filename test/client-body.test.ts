@@ -22,7 +22,13 @@ describe('buildRequestBody', () => {
 
   it('completions with token ids; fixedOutput sends ignore_eos and min_tokens; extraBody merges last', () => {
     const body = buildRequestBody(
-      { api: 'completions', prompt: [1, 2, 3], maxTokens: 64, fixedOutput: true, extraBody: { top_k: 5, stream_options: { include_usage: true } } },
+      {
+        api: 'completions',
+        prompt: [1, 2, 3],
+        maxTokens: 64,
+        fixedOutput: true,
+        extraBody: { top_k: 5, stream_options: { include_usage: true } },
+      },
       'm',
     );
     expect(body).toEqual({
@@ -44,7 +50,9 @@ describe('buildRequestBody', () => {
   it('throws with the fix for specs that cannot be sent', () => {
     expect(() => buildRequestBody({}, 'm')).toThrow(/chat request needs messages/);
     expect(() => buildRequestBody({ api: 'completions' }, 'm')).toThrow(/needs a prompt/);
-    expect(() => buildRequestBody({ messages: [{ role: 'user', content: 'x' }], fixedOutput: true }, 'm')).toThrow(/fixedOutput needs maxTokens/);
+    expect(() => buildRequestBody({ messages: [{ role: 'user', content: 'x' }], fixedOutput: true }, 'm')).toThrow(
+      /fixedOutput needs maxTokens/,
+    );
   });
 
   it('endpoints', () => {
@@ -69,12 +77,18 @@ describe('buildHeaders', () => {
 describe('createClient option checks', () => {
   const model = 'm';
   it('names the fix', () => {
-    expect(() => createClient({ baseUrl: 'foo', model })).toThrow("baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got 'foo'");
+    expect(() => createClient({ baseUrl: 'foo', model })).toThrow(
+      "baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got 'foo'",
+    );
     expect(() => createClient({ baseUrl: 'ftp://x', model })).toThrow(/http\(s\) URL/);
     expect(() => createClient({ baseUrl: 'http://127.0.0.1:8000/v1', model })).toThrow("use 'http://127.0.0.1:8000'");
     expect(() => createClient({ baseUrl: 'http://127.0.0.1:8000', model: '' })).toThrow(/model must be/);
-    expect(() => createClient({ baseUrl: 'http://127.0.0.1:8000', model, connections: 0 })).toThrow('connections must be an integer ≥ 1');
-    expect(() => createClient({ baseUrl: 'http://127.0.0.1:8000', model, timeoutMs: -1 })).toThrow(/timeoutMs must be a number > 0/);
+    expect(() => createClient({ baseUrl: 'http://127.0.0.1:8000', model, connections: 0 })).toThrow(
+      'connections must be an integer ≥ 1',
+    );
+    expect(() => createClient({ baseUrl: 'http://127.0.0.1:8000', model, timeoutMs: -1 })).toThrow(
+      /timeoutMs must be a number > 0/,
+    );
     expect(() => createClient({ baseUrl: 'http://127.0.0.1:8000', model, idleTimeoutMs: NaN })).toThrow(/idleTimeoutMs/);
   });
 
@@ -88,12 +102,15 @@ describe('createClient option checks', () => {
 describe('error messages', () => {
   it('reads both vLLM error body shapes, FastAPI detail and plain text', () => {
     const m = "This model's maximum context length is 4096 tokens.";
-    expect(describeHttpError(400, JSON.stringify({ error: { message: m, type: 'BadRequestError', param: 'input_tokens', code: 400 } }))).toBe(
-      `HTTP 400 BadRequestError: ${m} (param input_tokens)`,
-    );
-    expect(describeHttpError(400, JSON.stringify({ object: 'error', message: m, type: 'BadRequestError', param: null, code: 400 }))).toBe(
-      `HTTP 400 BadRequestError: ${m}`,
-    );
+    expect(
+      describeHttpError(
+        400,
+        JSON.stringify({ error: { message: m, type: 'BadRequestError', param: 'input_tokens', code: 400 } }),
+      ),
+    ).toBe(`HTTP 400 BadRequestError: ${m} (param input_tokens)`);
+    expect(
+      describeHttpError(400, JSON.stringify({ object: 'error', message: m, type: 'BadRequestError', param: null, code: 400 })),
+    ).toBe(`HTTP 400 BadRequestError: ${m}`);
     expect(describeHttpError(404, '{"detail":"Not Found"}')).toMatch(/^HTTP 404 Not Found; check baseUrl/);
     expect(describeHttpError(401, '{"error":"Unauthorized"}')).toMatch(/^HTTP 401 Unauthorized; set apiKey/);
     expect(describeHttpError(502, 'Bad gateway')).toBe('HTTP 502 Bad gateway');
@@ -101,7 +118,9 @@ describe('error messages', () => {
   });
 
   it('describes a mid-stream error event', () => {
-    const ev = JSON.parse('{"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}');
+    const ev = JSON.parse(
+      '{"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}',
+    );
     expect(describeStreamError(ev)).toBe('server error event mid-stream: 500 InternalServerError: Internal server error');
   });
 

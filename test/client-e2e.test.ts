@@ -1,10 +1,16 @@
 // End to end against real port-0 servers. The scripted server runs as a child process so its
 // timers do not share this event loop; every failure mode must resolve to an ok:false record.
-import { getEventListeners } from 'events';
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client, type ClientOptions } from '../src/client';
 import type { ErrorCode, RequestRecord, RequestSpec } from '../src/types';
-import { closedPort, spawnScriptedServer, startScriptedServer, type ScriptedServer, type ServerConfig } from './helpers/sse-server';
+import {
+  closedPort,
+  spawnScriptedServer,
+  startScriptedServer,
+  type ScriptedServer,
+  type ServerConfig,
+} from './helpers/sse-server';
 
 const FAKE_KEY = 'sk-loadlab-FAKE-7f3c9e1d0b2a';
 const FIRST_MS = 80;
@@ -62,10 +68,14 @@ describe('timing against a scripted child-process server', () => {
   // script: ITL median within 3 ms of the gap (the server schedules drift-free). TTFT also holds
   // the request's trip and the server's timer lateness, several ms on a busy 2-core machine, so
   // it gets invariants and a looser bound.
-  for (const [api, n] of [['chat', 8], ['completions', 6]] as const) {
+  for (const [api, n] of [
+    ['chat', 8],
+    ['completions', 6],
+  ] as const) {
     it(`${api}: stamps within 3 ms of the server's writes; ITL median within 3 ms of the script`, async () => {
       const c = client('timing');
-      const spec: RequestSpec = api === 'chat' ? { ...chat, maxTokens: TOKENS } : { api, prompt: 'Hello there', maxTokens: TOKENS };
+      const spec: RequestSpec =
+        api === 'chat' ? { ...chat, maxTokens: TOKENS } : { api, prompt: 'Hello there', maxTokens: TOKENS };
       await c.send(spec, ctx(0)); // warm-up: opens the connection
       const records: RequestRecord[] = [];
       for (let i = 1; i <= n; i++) records.push(await c.send(spec, ctx(i)));
@@ -108,11 +118,24 @@ describe('timing against a scripted child-process server', () => {
     expect(stats.connections - before).toBe(1); // keep-alive: bodies drained, connection reused
     const seen = stats.recent.slice(-4);
     for (let i = 0; i < 4; i++) {
-      expect(records[i]).toMatchObject({ ok: true, index: i, warmup: i === 0, tag: 'short', status: 200, outputTokens: 8, api: 'chat' });
+      expect(records[i]).toMatchObject({
+        ok: true,
+        index: i,
+        warmup: i === 0,
+        tag: 'short',
+        status: 200,
+        outputTokens: 8,
+        api: 'chat',
+      });
       expect(records[i].requestId).toMatch(new RegExp(`^loadlab-[0-9a-f]{8}-${i}$`));
       expect(seen[i].requestId).toBe(records[i].requestId);
       expect(seen[i].authorization).toBe(`Bearer ${FAKE_KEY}`);
-      expect(seen[i].body).toMatchObject({ model: 'scripted', max_tokens: 8, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } });
+      expect(seen[i].body).toMatchObject({
+        model: 'scripted',
+        max_tokens: 8,
+        stream: true,
+        stream_options: { include_usage: true, continuous_usage_stats: true },
+      });
     }
     const own = await c.send(chat, { ...ctx(9), requestId: 'my-id-9' });
     expect(own.requestId).toBe('my-id-9');

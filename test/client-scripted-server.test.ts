@@ -58,8 +58,15 @@ describe('scripted server knobs', () => {
   it('completions prompt tokens default to ⌈characters/4⌉ (token ids: their count)', async () => {
     const c = createClient({ baseUrl: server.url, model: 'm' });
     clients.push(c);
-    expect(await c.send({ api: 'completions', prompt: 'abcdefghi', maxTokens: 3 }, ctx(0))).toMatchObject({ ok: true, promptTokens: 3, outputTokens: 3 });
-    expect(await c.send({ api: 'completions', prompt: [5, 6, 7, 8, 9], maxTokens: 2 }, ctx(1))).toMatchObject({ promptTokens: 5, outputTokens: 2 });
+    expect(await c.send({ api: 'completions', prompt: 'abcdefghi', maxTokens: 3 }, ctx(0))).toMatchObject({
+      ok: true,
+      promptTokens: 3,
+      outputTokens: 3,
+    });
+    expect(await c.send({ api: 'completions', prompt: [5, 6, 7, 8, 9], maxTokens: 2 }, ctx(1))).toMatchObject({
+      promptTokens: 5,
+      outputTokens: 2,
+    });
   });
 
   it('failEvery fails every n-th request of a route', async () => {

@@ -110,7 +110,12 @@ describe('stream timer, chat', () => {
   it('stamps every event completed by one network chunk with that chunk', () => {
     const t = createStreamTimer('chat', clock([0, 42]));
     t.sent();
-    t.feed(ev(chunkJson(chatShape, { role: true })) + ev(chunkJson(chatShape, { text: 'a' })) + ev(chunkJson(chatShape, { text: 'b' })) + DONE);
+    t.feed(
+      ev(chunkJson(chatShape, { role: true })) +
+        ev(chunkJson(chatShape, { text: 'a' })) +
+        ev(chunkJson(chatShape, { text: 'b' })) +
+        DONE,
+    );
     const r = t.toRecord(meta);
     expect(r).toMatchObject({ firstChunkMs: 42, firstTokenMs: 42, chunkMs: [42, 42], itlMs: [0], endMs: 42, ok: true });
   });
@@ -120,8 +125,18 @@ describe('stream timer, chat', () => {
     t.sent();
     t.feed(ev('{"choices":[{"index":0,"delta":{"reasoning_content":"hmm"},"finish_reason":null}]}'));
     t.feed(ev('{"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}'));
-    t.feed(ev('{"choices":[],"usage":{"prompt_tokens":9,"total_tokens":11,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":8}}}') + DONE);
-    expect(t.toRecord(meta)).toMatchObject({ firstTokenMs: 10, chunkMs: [10, 20], cachedTokens: 8, promptTokens: 9, outputTokens: 2 });
+    t.feed(
+      ev(
+        '{"choices":[],"usage":{"prompt_tokens":9,"total_tokens":11,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":8}}}',
+      ) + DONE,
+    );
+    expect(t.toRecord(meta)).toMatchObject({
+      firstTokenMs: 10,
+      chunkMs: [10, 20],
+      cachedTokens: 8,
+      promptTokens: 9,
+      outputTokens: 2,
+    });
   });
 });
 
@@ -143,7 +158,7 @@ describe('stream timer, failures keep partial timing', () => {
     const t = createStreamTimer('completions', clock([0, 10, 20]));
     t.sent();
     t.feed(ev(chunkJson(complShape, { text: 'a' })));
-    t.feed('data: {"choices":[{"text":"b"}\n\n' + ev(chunkJson(complShape, { text: 'c' })) + DONE);
+    t.feed(`data: {"choices":[{"text":"b"}\n\n${ev(chunkJson(complShape, { text: 'c' }))}${DONE}`);
     const r = t.toRecord(meta);
     expect(r).toMatchObject({ ok: false, error: { code: 'parse' }, chunkMs: [10], endMs: 20 });
     expect(r.error?.message).toContain('malformed JSON');

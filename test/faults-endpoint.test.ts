@@ -11,7 +11,9 @@ import { startSim, type SimHandle } from '../src/sim/start';
 
 let sim: SimHandle;
 /** A non-loopback IPv4 address of this machine, if it has one. */
-const external = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+const external = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
 
 beforeAll(async () => {
   sim = await startSim({ extraArgs: ['--stats-interval-s', '0'] });
@@ -21,7 +23,8 @@ afterAll(async () => {
 });
 
 const url = () => `${sim.baseUrl}/loadlab/faults`;
-const post = (body: string, type = 'application/json') => fetch(url(), { method: 'POST', headers: { 'content-type': type }, body });
+const post = (body: string, type = 'application/json') =>
+  fetch(url(), { method: 'POST', headers: { 'content-type': type }, body });
 
 describe('/loadlab/faults', () => {
   it('GET shows every setting with its default and the injected counts', async () => {
@@ -29,8 +32,19 @@ describe('/loadlab/faults', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('x-loadlab-sim')).toBe('1');
     expect(await res.json()).toEqual({
-      http500: 0, http503: 0, reset: 0, streamError: 0, stall: 0, stallS: 5, slowHeaders: 0, slowHeadersS: 2, malformed: 0,
-      afterChunks: 2, exitAfterS: 0, injected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])), loadlab_sim: true,
+      http500: 0,
+      http503: 0,
+      reset: 0,
+      streamError: 0,
+      stall: 0,
+      stallS: 5,
+      slowHeaders: 0,
+      slowHeadersS: 2,
+      malformed: 0,
+      afterChunks: 2,
+      exitAfterS: 0,
+      injected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
+      loadlab_sim: true,
     });
   });
 
@@ -47,10 +61,14 @@ describe('/loadlab/faults', () => {
     // And the faults act at once: every request now gets a 503.
     await post(JSON.stringify({ http503: 1 }));
     const gen = await fetch(`${sim.baseUrl}/v1/completions`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Hi', max_tokens: 2, stream: true }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'Hi', max_tokens: 2, stream: true }),
     });
     expect(gen.status).toBe(503);
-    expect(await gen.text()).toBe('{"error":{"message":"Service Unavailable","type":"Service Unavailable","param":null,"code":503}}');
+    expect(await gen.text()).toBe(
+      '{"error":{"message":"Service Unavailable","type":"Service Unavailable","param":null,"code":503}}',
+    );
     // Side endpoints never draw a fault.
     expect((await fetch(`${sim.baseUrl}/v1/models`)).status).toBe(200);
     expect((await post('{}')).status).toBe(200);
@@ -82,14 +100,25 @@ describe('network exposure', () => {
     expect(new URL(sim.baseUrl).hostname).toBe('127.0.0.1');
     if (process.platform === 'linux') {
       // /proc/net/tcp: local address as hex IP:port; state 0A = LISTEN. 0100007F = 127.0.0.1.
-      const rows = readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map((l) => l.trim().split(/\s+/));
-      const listening = rows.filter((c) => c[3] === '0A' && parseInt(c[1].split(':')[1], 16) === port).map((c) => c[1].split(':')[0]);
+      const rows = readFileSync('/proc/net/tcp', 'utf8')
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim().split(/\s+/));
+      const listening = rows
+        .filter((c) => c[3] === '0A' && parseInt(c[1].split(':')[1], 16) === port)
+        .map((c) => c[1].split(':')[0]);
       expect(listening).toEqual(['0100007F']);
-      const rows6 = readFileSync('/proc/net/tcp6', 'utf8').split('\n').slice(1).map((l) => l.trim().split(/\s+/));
+      const rows6 = readFileSync('/proc/net/tcp6', 'utf8')
+        .split('\n')
+        .slice(1)
+        .map((l) => l.trim().split(/\s+/));
       expect(rows6.filter((c) => c[3] === '0A' && parseInt(c[1]?.split(':')[1] ?? '', 16) === port)).toEqual([]);
     }
     if (external) {
-      const err = await fetch(`http://${external}:${port}/health`).then(() => undefined, (e: Error) => e);
+      const err = await fetch(`http://${external}:${port}/health`).then(
+        () => undefined,
+        (e: Error) => e,
+      );
       expect((err?.cause as { code?: string })?.code).toBe('ECONNREFUSED');
     }
   });
@@ -107,7 +136,9 @@ describe('network exposure', () => {
       }
       expect((await fetch(`${open.baseUrl}/v1/models`)).status).toBe(200);
       const gen = await fetch(`${open.baseUrl}/v1/completions`, {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Hi', max_tokens: 2 }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'Hi', max_tokens: 2 }),
       });
       expect(gen.status).toBe(200); // the forbidden POST did not switch faults on
     } finally {

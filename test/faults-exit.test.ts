@@ -40,7 +40,11 @@ describe('server exit mid-run', () => {
     const concurrency = 8;
     const dir = join(tmp, 'exit');
     const r = await runLoad({
-      baseUrl: sim.baseUrl, apiKey: FAKE_KEY, out: dir, requests: n, shape: closedLoop(concurrency),
+      baseUrl: sim.baseUrl,
+      apiKey: FAKE_KEY,
+      out: dir,
+      requests: n,
+      shape: closedLoop(concurrency),
       workload: [makeRequest('Tell me a story', { maxTokens: 40, fixedOutput: true })],
     });
     const counts = tally(r.records);
@@ -55,11 +59,14 @@ describe('server exit mid-run', () => {
     expect(inFlight.length).toBeLessThanOrEqual(concurrency);
     for (const x of inFlight) {
       expect(x.error?.code).toBe('connection_reset');
-      expect(x.error!.message).toMatch(/^connection to http:\/\/127\.0\.0\.1:\d+ closed (while streaming the response|before the response headers)/);
+      expect(x.error!.message).toMatch(
+        /^connection to http:\/\/127\.0\.0\.1:\d+ closed (while streaming the response|before the response headers)/,
+      );
     }
     for (const x of r.records) {
       if (x.ok) expect(x.endMs).toBeLessThanOrEqual(diedMs + 5);
-      if (x.error?.code === 'connection_refused') expect(x.error.message).toMatch(/could not connect to http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED.*is the server running/);
+      if (x.error?.code === 'connection_refused')
+        expect(x.error.message).toMatch(/could not connect to http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED.*is the server running/);
       // Sent after the death: nothing listens any more. In the first moments a request can still
       // go out on a kept-alive connection whose close the client has not read yet; the dead
       // peer resets it (connection_reset, before any headers). After that: refused.
@@ -75,7 +82,11 @@ describe('server exit mid-run', () => {
     for (const d of disk) expect(d.ok || typeof d.error?.code === 'string').toBe(true);
     expect(tally(disk)).toEqual(counts);
     const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
-    expect(summary).toMatchObject({ requests: n, completed: counts.ok, errors: { connection_reset: counts.connection_reset, connection_refused: counts.connection_refused } });
+    expect(summary).toMatchObject({
+      requests: n,
+      completed: counts.ok,
+      errors: { connection_reset: counts.connection_reset, connection_refused: counts.connection_refused },
+    });
     expect(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).status).toBe('complete');
 
     // The key was sent on every request but is in no file and no message.
@@ -90,12 +101,29 @@ describe('server exit mid-run', () => {
   it('the process exits with code 1 and the OOM lines on stderr', async () => {
     const root = packageRoot();
     const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
-    const child = spawn(process.execPath, ['--import', tsx, join(root, 'src', 'sim', 'main.ts'),
-      '--port', '0', '--stats-interval-s', '0', '--fault-exit-after-s', '0.2'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        tsx,
+        join(root, 'src', 'sim', 'main.ts'),
+        '--port',
+        '0',
+        '--stats-interval-s',
+        '0',
+        '--fault-exit-after-s',
+        '0.2',
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
-    child.stdout.on('data', (b: Buffer) => { out += b; });
-    child.stderr.on('data', (b: Buffer) => { err += b; });
+    child.stdout.on('data', (b: Buffer) => {
+      out += b;
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      err += b;
+    });
     const [code] = await once(child, 'exit');
     expect(code).toBe(1);
     expect(out).toMatch(/SIMULATED FAULTS on \(seed 0\): server exit after 0\.2 s/);

@@ -67,23 +67,54 @@ export function recordingReply(): Reply & { calls: string[]; abortAll(): void } 
   let closed = false;
   return {
     calls,
-    abortAll() { closed = true; for (const fn of aborts.splice(0)) fn(); },
-    get closed() { return closed; },
-    onAbort(fn) { aborts.push(fn); },
-    json(status) { calls.push(`json ${status}`); closed = true; },
-    text(status) { calls.push(`text ${status}`); closed = true; },
-    error(err) { calls.push(`error ${err.status}`); closed = true; },
-    startStream() { calls.push('start'); },
-    event(json) { calls.push(`event ${json}`); },
-    streamError(err) { calls.push(`streamError ${err.status}`); },
-    done() { calls.push('done'); closed = true; },
-    destroy() { calls.push('destroy'); closed = true; },
+    abortAll() {
+      closed = true;
+      for (const fn of aborts.splice(0)) fn();
+    },
+    get closed() {
+      return closed;
+    },
+    onAbort(fn) {
+      aborts.push(fn);
+    },
+    json(status) {
+      calls.push(`json ${status}`);
+      closed = true;
+    },
+    text(status) {
+      calls.push(`text ${status}`);
+      closed = true;
+    },
+    error(err) {
+      calls.push(`error ${err.status}`);
+      closed = true;
+    },
+    startStream() {
+      calls.push('start');
+    },
+    event(json) {
+      calls.push(`event ${json}`);
+    },
+    streamError(err) {
+      calls.push(`streamError ${err.status}`);
+    },
+    done() {
+      calls.push('done');
+      closed = true;
+    },
+    destroy() {
+      calls.push('destroy');
+      closed = true;
+    },
   };
 }
 
 /** The records of a run folder's `requests.jsonl`. */
 export function readRecords(dir: string): RequestRecord[] {
-  return readFileSync(join(dir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RequestRecord);
+  return readFileSync(join(dir, 'requests.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RequestRecord);
 }
 
 /** Every file under `dir` (recursive) whose bytes contain `needle`. */

@@ -15,7 +15,12 @@ afterAll(async () => {
   await sim?.stop();
 });
 
-const faults = (body: unknown) => fetch(`${sim.baseUrl}/loadlab/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const faults = (body: unknown) =>
+  fetch(`${sim.baseUrl}/loadlab/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 /** The JSON of a reply, loosely typed (the test checks its fields). */
 const body = async (res: Response) => (await res.json()) as { error: { message: string }; [k: string]: unknown };
 const alive = async () => (await fetch(`${sim.baseUrl}/health`)).status;
@@ -27,7 +32,11 @@ describe('fault timers on the real process', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ exitAfterS: 3_000_000 });
     // The overflowed timer used to fire after 1 ms; a request after the POST's reply shows it did not.
-    const chat = await fetch(`${sim.baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }) });
+    const chat = await fetch(`${sim.baseUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
+    });
     expect(chat.status).toBe(200);
     expect(await alive()).toBe(200);
     expect(sim.logTail(200)).not.toMatch(/TimeoutOverflowWarning|simulated fault: the server dies/);
@@ -37,9 +46,15 @@ describe('fault timers on the real process', () => {
   it('refuses seconds out of range and inherited names with a 400 that names the allowed range or the known names', async () => {
     let res = await faults({ exitAfterS: 1e9 });
     expect(res.status).toBe(400);
-    expect((await body(res)).error.message).toBe('fault setting exitAfterS must be seconds in [0, 31536000] (0 to 365 days), got 1000000000');
+    expect((await body(res)).error.message).toBe(
+      'fault setting exitAfterS must be seconds in [0, 31536000] (0 to 365 days), got 1000000000',
+    );
     for (const name of ['constructor', 'toString', '__proto__']) {
-      res = await fetch(`${sim.baseUrl}/loadlab/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"${name}": 0}` });
+      res = await fetch(`${sim.baseUrl}/loadlab/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"${name}": 0}`,
+      });
       expect(res.status, name).toBe(400);
       expect((await body(res)).error.message).toMatch(new RegExp(`^unknown fault setting '${name}'; known: http500`));
     }

@@ -13,7 +13,16 @@ import { burst, closedLoop } from '../src/schedule/shapes';
 import { makeRequest } from '../src/workload/workload';
 import { faultArgs, type FaultSettings } from '../src/sim/http/faults';
 import { startSim, type SimHandle } from '../src/sim/start';
-import { delta, FAKE_KEY, filesContaining, injectedOnMetrics, predictedCounts, readRecords, tally, watchRejections } from './faults-harness';
+import {
+  delta,
+  FAKE_KEY,
+  filesContaining,
+  injectedOnMetrics,
+  predictedCounts,
+  readRecords,
+  tally,
+  watchRejections,
+} from './faults-harness';
 
 const SEED = 11;
 const MIX: FaultSettings = { http500: 0.08, http503: 0.07, reset: 0.08, streamError: 0.08, malformed: 0.08 };
@@ -39,7 +48,11 @@ afterAll(async () => {
 });
 
 async function postFaults(body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(`${sim.baseUrl}/loadlab/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${sim.baseUrl}/loadlab/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
   return (await res.json()) as Record<string, unknown>;
 }
@@ -55,7 +68,9 @@ describe('faults from flags: 500, 503, reset, stream error, malformed', () => {
 
     // Seeded: the first n completion requests after start always get these faults.
     expect(injected).toEqual(await predictedCounts(MIX, SEED, n));
-    expect(injected.http_500 * injected.http_503 * injected.reset * injected.stream_error * injected.malformed).toBeGreaterThan(0);
+    expect(injected.http_500 * injected.http_503 * injected.reset * injected.stream_error * injected.malformed).toBeGreaterThan(
+      0,
+    );
     const faulted = injected.http_500 + injected.http_503 + injected.reset + injected.stream_error + injected.malformed;
     expect(tally(r.records)).toEqual({
       ok: n - faulted,
@@ -76,7 +91,12 @@ describe('faults from flags: 500, 503, reset, stream error, malformed', () => {
     // Each failure carries what the client saw.
     for (const rec of r.records.filter((x) => !x.ok)) {
       const { code, message } = rec.error!;
-      if (code === 'http_5xx') expect(message).toMatch(rec.status === 500 ? /^HTTP 500 InternalServerError: Internal server error/ : /^HTTP 503 Service Unavailable: Service Unavailable/);
+      if (code === 'http_5xx')
+        expect(message).toMatch(
+          rec.status === 500
+            ? /^HTTP 500 InternalServerError: Internal server error/
+            : /^HTTP 503 Service Unavailable: Service Unavailable/,
+        );
       if (code === 'stream_error') {
         expect(message).toBe('server error event mid-stream: 500 InternalServerError: Internal server error');
         expect(rec.chunkMs.length).toBeGreaterThanOrEqual(1); // it struck mid-stream, after tokens
@@ -89,11 +109,15 @@ describe('faults from flags: 500, 503, reset, stream error, malformed', () => {
     const disk = readRecords(dir);
     expect(disk.map((x) => x.index).sort((a, b) => a - b)).toEqual([...Array(n).keys()]);
     const byId = new Map(r.records.map((x) => [x.requestId, x]));
-    for (const d of disk) expect(d.ok ? 'ok' : d.error?.code).toBe(byId.get(d.requestId)!.ok ? 'ok' : byId.get(d.requestId)!.error!.code);
+    for (const d of disk)
+      expect(d.ok ? 'ok' : d.error?.code).toBe(byId.get(d.requestId)!.ok ? 'ok' : byId.get(d.requestId)!.error!.code);
     const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'));
     expect(summary).toMatchObject({ requests: n, completed: n - faulted, failed: faulted });
     expect(summary.errors).toEqual({
-      http_5xx: injected.http_500 + injected.http_503, connection_reset: injected.reset, stream_error: injected.stream_error, parse: injected.malformed,
+      http_5xx: injected.http_500 + injected.http_503,
+      connection_reset: injected.reset,
+      stream_error: injected.stream_error,
+      parse: injected.malformed,
     });
     expect(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).status).toBe('complete');
 
@@ -113,7 +137,15 @@ describe('faults switched at run time (POST /loadlab/faults): stall and slow hea
     expect(echoed).toMatchObject({ ...settings, http500: 0, reset: 0, malformed: 0 }); // a POST replaces every setting
     const before = await injectedOnMetrics(sim.baseUrl);
     const dir = join(tmp, 'stall');
-    const r = await runLoad({ baseUrl: sim.baseUrl, workload: [spec], requests: n, shape: closedLoop(8), idleTimeoutMs: 1500, out: dir, apiKey: FAKE_KEY });
+    const r = await runLoad({
+      baseUrl: sim.baseUrl,
+      workload: [spec],
+      requests: n,
+      shape: closedLoop(8),
+      idleTimeoutMs: 1500,
+      out: dir,
+      apiKey: FAKE_KEY,
+    });
     const injected = delta(await injectedOnMetrics(sim.baseUrl), before);
     expect(injected).toEqual(await predictedCounts(settings, 5, n));
     expect(injected.stall).toBeGreaterThan(0);

@@ -87,11 +87,20 @@ describe('fault timers', () => {
 
 describe('fault setting ranges and names', () => {
   it('states the allowed range of each kind of setting', () => {
-    expect(resolveFaultSettings({ exitAfterS: MAX_FAULT_SECONDS, stallS: 2_592_000 })).toMatchObject({ exitAfterS: 31_536_000, stallS: 2_592_000 });
-    expect(() => resolveFaultSettings({ exitAfterS: 31_536_001 })).toThrow('fault setting exitAfterS must be seconds in [0, 31536000] (0 to 365 days), got 31536001');
+    expect(resolveFaultSettings({ exitAfterS: MAX_FAULT_SECONDS, stallS: 2_592_000 })).toMatchObject({
+      exitAfterS: 31_536_000,
+      stallS: 2_592_000,
+    });
+    expect(() => resolveFaultSettings({ exitAfterS: 31_536_001 })).toThrow(
+      'fault setting exitAfterS must be seconds in [0, 31536000] (0 to 365 days), got 31536001',
+    );
     expect(() => resolveFaultSettings({ slowHeadersS: 1e300 })).toThrow(/slowHeadersS must be seconds in \[0, 31536000\]/);
-    expect(() => resolveFaultSettings({ afterChunks: 1e12 })).toThrow('fault setting afterChunks must be an integer in [0, 10000000], got 1000000000000');
-    expect(() => resolveFaultSettings({ stallS: [[[1]]] } as unknown as FaultSettings)).toThrow('fault setting stallS must be seconds in [0, 31536000] (0 to 365 days), got a list');
+    expect(() => resolveFaultSettings({ afterChunks: 1e12 })).toThrow(
+      'fault setting afterChunks must be an integer in [0, 10000000], got 1000000000000',
+    );
+    expect(() => resolveFaultSettings({ stallS: [[[1]]] } as unknown as FaultSettings)).toThrow(
+      'fault setting stallS must be seconds in [0, 31536000] (0 to 365 days), got a list',
+    );
   });
 
   it('accepts only its own setting names: not constructor, toString, hasOwnProperty or __proto__', () => {

@@ -5,7 +5,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { diagnoseLaunchFailure } from '../src/vllm/launch-diagnosis';
 import { formatFlagsHelp, parseServeArgs, toServeArgs } from '../src/vllm/flags';
-import { createFaults, describeFaults, faultArgs, isLoopback, oomLines, resolveFaultSettings, type FaultSettings } from '../src/sim/http/faults';
+import {
+  createFaults,
+  describeFaults,
+  faultArgs,
+  isLoopback,
+  oomLines,
+  resolveFaultSettings,
+  type FaultSettings,
+} from '../src/sim/http/faults';
 import type { RequestInfo } from '../src/sim/http/reply';
 import { predictedCounts, recordingReply } from './faults-harness';
 
@@ -34,33 +42,55 @@ afterEach(() => {
 
 describe('fault settings and flags', () => {
   it('parses the --fault-* flags into args.faults and round-trips through faultArgs', () => {
-    const s: FaultSettings = { http500: 0.1, http503: 0.05, reset: 0.1, streamError: 0.1, stall: 0.1, stallS: 5, slowHeaders: 0.1, slowHeadersS: 2, malformed: 0.1, afterChunks: 3, exitAfterS: 7 };
+    const s: FaultSettings = {
+      http500: 0.1,
+      http503: 0.05,
+      reset: 0.1,
+      streamError: 0.1,
+      stall: 0.1,
+      stallS: 5,
+      slowHeaders: 0.1,
+      slowHeadersS: 2,
+      malformed: 0.1,
+      afterChunks: 3,
+      exitAfterS: 7,
+    };
     const a = parseServeArgs(faultArgs(s));
     expect(a.faults).toEqual(s);
     expect(a.flags).toEqual({});
     expect(parseServeArgs([]).faults).toEqual({});
     // Simulator only: never written out for a real vLLM, and marked in the help.
     expect(toServeArgs(a.flags, { target: 'vllm' })).toEqual([]);
-    expect(formatFlagsHelp()).toMatch(/--fault-http-500 N\s+Fraction of completion requests answered HTTP 500.*\[simulator only\]/);
+    expect(formatFlagsHelp()).toMatch(
+      /--fault-http-500 N\s+Fraction of completion requests answered HTTP 500.*\[simulator only\]/,
+    );
     expect(() => parseServeArgs(['--fault-reset', '1.5'])).toThrow("--fault-reset must be a number in [0, 1], got '1.5'");
     expect(() => parseServeArgs(['--fault-stall'])).toThrow('--fault-stall needs a value, e.g. --fault-stall 0.1');
   });
 
   it('fills defaults and rejects what cannot work, naming the fix', () => {
     expect(resolveFaultSettings({})).toMatchObject({ http500: 0, stallS: 5, slowHeadersS: 2, afterChunks: 2, exitAfterS: 0 });
-    expect(() => resolveFaultSettings({ http500: 0.6, reset: 0.5 })).toThrow('fault fractions add up to 1.1, more than 1: each request gets at most one fault, so lower them');
-    expect(() => resolveFaultSettings({ resett: 0.1 } as FaultSettings)).toThrow(/unknown fault setting 'resett'; known: http500, http503, reset/);
+    expect(() => resolveFaultSettings({ http500: 0.6, reset: 0.5 })).toThrow(
+      'fault fractions add up to 1.1, more than 1: each request gets at most one fault, so lower them',
+    );
+    expect(() => resolveFaultSettings({ resett: 0.1 } as FaultSettings)).toThrow(
+      /unknown fault setting 'resett'; known: http500, http503, reset/,
+    );
     expect(() => resolveFaultSettings({ stall: -0.1 })).toThrow('fault setting stall must be a fraction in [0, 1], got -0.1');
-    expect(() => resolveFaultSettings({ afterChunks: 1.5 })).toThrow('fault setting afterChunks must be an integer in [0, 10000000], got 1.5');
+    expect(() => resolveFaultSettings({ afterChunks: 1.5 })).toThrow(
+      'fault setting afterChunks must be an integer in [0, 10000000], got 1.5',
+    );
     expect(() => createFaults({ settings: { http503: 2 } })).toThrow(/http503 must be a fraction/);
-    expect(describeFaults(resolveFaultSettings({ http500: 0.1, stall: 0.05, exitAfterS: 5 })))
-      .toBe('http_500 10%, stall 5% (5 s), mid-stream after 2 events, server exit after 5 s');
+    expect(describeFaults(resolveFaultSettings({ http500: 0.1, stall: 0.05, exitAfterS: 5 }))).toBe(
+      'http_500 10%, stall 5% (5 s), mid-stream after 2 events, server exit after 5 s',
+    );
     expect(describeFaults(resolveFaultSettings({}))).toBe('');
   });
 
   it('recognises loopback peers only', () => {
     for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) expect(isLoopback(a)).toBe(true);
-    for (const a of ['192.0.2.2', '10.0.0.1', '::ffff:10.0.0.1', '0.0.0.0', '::', '', undefined]) expect(isLoopback(a)).toBe(false);
+    for (const a of ['192.0.2.2', '10.0.0.1', '::ffff:10.0.0.1', '0.0.0.0', '::', '', undefined])
+      expect(isLoopback(a)).toBe(false);
   });
 });
 
@@ -76,7 +106,11 @@ describe('seeded decisions', () => {
   it('only completion requests draw; other routes pass untouched', async () => {
     const f = createFaults({ settings: { http500: 1 } });
     const sink = recordingReply();
-    for (const info of [{ method: 'GET', path: '/v1/models' }, { method: 'GET', path: '/metrics' }, { method: 'POST', path: '/tokenize' }]) {
+    for (const info of [
+      { method: 'GET', path: '/v1/models' },
+      { method: 'GET', path: '/metrics' },
+      { method: 'POST', path: '/tokenize' },
+    ]) {
       const r = f.hooks.wrap!(sink, { ...info, headers: {} });
       expect(r).toBe(sink);
       expect(await f.hooks.intercept!(r, { ...info, headers: {} })).toBe(false);
@@ -95,12 +129,17 @@ describe('what each fault does to a stream', () => {
 
   it('reset: the socket is destroyed on the first write after afterChunks events; later output is dropped', async () => {
     const { calls, r, f } = await oneRequest({ reset: 1, afterChunks: 2 });
-    expect(calls).toEqual(['start', 'event {"n":1,"choices":[{"text":"t1"}]}', 'event {"n":2,"choices":[{"text":"t2"}]}', 'destroy']);
+    expect(calls).toEqual([
+      'start',
+      'event {"n":1,"choices":[{"text":"t1"}]}',
+      'event {"n":2,"choices":[{"text":"t2"}]}',
+      'destroy',
+    ]);
     expect(r.closed).toBe(true);
     expect(f.injected().reset).toBe(1);
   });
 
-  it('stream_error: vLLM\'s json.dumps error event, then [DONE], and the engine request is aborted', async () => {
+  it("stream_error: vLLM's json.dumps error event, then [DONE], and the engine request is aborted", async () => {
     const { calls, aborted, f } = await oneRequest({ streamError: 1, afterChunks: 1 });
     expect(calls).toEqual(['start', 'event {"n":1,"choices":[{"text":"t1"}]}', 'streamError 500', 'done']);
     expect(aborted).toEqual(['engine aborted']);
@@ -113,8 +152,15 @@ describe('what each fault does to a stream', () => {
   it('malformed: one event is cut in half, the stream then carries on to [DONE]', async () => {
     const { calls } = await oneRequest({ malformed: 1, afterChunks: 2 });
     const third = '{"n":3,"choices":[{"text":"t3"}]}';
-    expect(calls).toEqual(['start', 'event {"n":1,"choices":[{"text":"t1"}]}', 'event {"n":2,"choices":[{"text":"t2"}]}',
-      `event ${third.slice(0, Math.floor(third.length / 2))}`, 'event {"n":4,"choices":[{"text":"t4"}]}', 'event {"n":5,"choices":[{"text":"t5"}]}', 'done']);
+    expect(calls).toEqual([
+      'start',
+      'event {"n":1,"choices":[{"text":"t1"}]}',
+      'event {"n":2,"choices":[{"text":"t2"}]}',
+      `event ${third.slice(0, Math.floor(third.length / 2))}`,
+      'event {"n":4,"choices":[{"text":"t4"}]}',
+      'event {"n":5,"choices":[{"text":"t5"}]}',
+      'done',
+    ]);
     expect(() => JSON.parse(third.slice(0, Math.floor(third.length / 2)))).toThrow();
   });
 
@@ -131,7 +177,11 @@ describe('what each fault does to a stream', () => {
     vi.advanceTimersByTime(4999);
     expect(calls).toHaveLength(3);
     vi.advanceTimersByTime(1);
-    expect(calls.slice(3)).toEqual(['event {"n":3,"choices":[{"text":"t3"}]}', 'event {"n":4,"choices":[{"text":"t4"}]}', 'done']);
+    expect(calls.slice(3)).toEqual([
+      'event {"n":3,"choices":[{"text":"t3"}]}',
+      'event {"n":4,"choices":[{"text":"t4"}]}',
+      'done',
+    ]);
   });
 
   it('stall: a client that gives up cancels the held output and the timer', async () => {
@@ -148,7 +198,9 @@ describe('what each fault does to a stream', () => {
     const sink = recordingReply();
     const r = f.hooks.wrap!(sink, chat);
     let answered: boolean | undefined;
-    void (f.hooks.intercept!(r, chat) as Promise<boolean>).then((a) => { answered = a; });
+    void (f.hooks.intercept!(r, chat) as Promise<boolean>).then((a) => {
+      answered = a;
+    });
     await vi.advanceTimersByTimeAsync(1999);
     expect(answered).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);

@@ -21,7 +21,11 @@ const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 function missing(): string {
   const jc = spawnSync(PYTHON, ['-c', 'import jupyter_client'], { encoding: 'utf8' });
   if (jc.status !== 0) return `${PYTHON} has no jupyter_client (apt-get install python3-jupyter-client)`;
-  const ks = spawnSync(PYTHON, ['-c', "from jupyter_client.kernelspec import KernelSpecManager as K; K().get_kernel_spec('tslab')"], { encoding: 'utf8' });
+  const ks = spawnSync(
+    PYTHON,
+    ['-c', "from jupyter_client.kernelspec import KernelSpecManager as K; K().get_kernel_spec('tslab')"],
+    { encoding: 'utf8' },
+  );
   if (ks.status !== 0) return 'the tslab kernelspec is not installed (npx tslab install --python=/usr/bin/python3)';
   return '';
 }
@@ -29,10 +33,25 @@ function missing(): string {
 const why = missing();
 if (why && process.env.CI) throw new Error(`kernel tests cannot run in CI: ${why}`);
 
-interface Setup { kernelPid: number; kernelPgid: number; simPid: number | null; simPgid: number; simPids: number[]; port: number; baseUrl: string; mode: string }
-interface Gone { simAlive: boolean; portRefuses: boolean; seconds: number }
+interface Setup {
+  kernelPid: number;
+  kernelPgid: number;
+  simPid: number | null;
+  simPgid: number;
+  simPids: number[];
+  port: number;
+  baseUrl: string;
+  mode: string;
+}
+interface Gone {
+  simAlive: boolean;
+  portRefuses: boolean;
+  seconds: number;
+}
 interface Facts {
-  setup1: Setup; setup2: Setup; setup3: Setup;
+  setup1: Setup;
+  setup2: Setup;
+  setup3: Setup;
   interruptedCell: { status: string; measured: boolean; stderr: string };
   cellAfterInterrupt: { status: string; value: number };
   simAfterInterrupt: { samePidAlive: boolean; health: number | string; simPids: number[] };
@@ -40,13 +59,17 @@ interface Facts {
   rerun: { status: string; resumed: boolean; records: number };
   thirdRun: { status: string; resumed: boolean; records: number };
   simAfterReruns: { samePidAlive: boolean };
-  afterRestart: Gone; afterShutdown: Gone; afterSigkill: Gone;
+  afterRestart: Gone;
+  afterShutdown: Gone;
+  afterSigkill: Gone;
 }
 
 /** Run the driver; resolves with its facts, rejects with its stderr tail. */
 function drive(dataRoot: string, timeoutMs: number): Promise<Facts> {
   return new Promise((resolve, reject) => {
-    const p = spawn(PYTHON, [fromRoot('test', 'kernel', 'drive.py'), fromRoot(), dataRoot], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(PYTHON, [fromRoot('test', 'kernel', 'drive.py'), fromRoot(), dataRoot], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -69,7 +92,7 @@ describe.skipIf(!!why)(`tslab kernel: interrupt, restart, shutdown, SIGKILL${why
   }, 300_000);
   afterAll(() => rmSync(dataRoot, { recursive: true, force: true }));
 
-  it('starts the simulator in its own process group, outside the kernel\'s', () => {
+  it("starts the simulator in its own process group, outside the kernel's", () => {
     for (const s of [facts.setup1, facts.setup2, facts.setup3]) {
       expect(s.mode).toBe('sim');
       expect(s.simPids, 'one simulator child of the kernel').toHaveLength(1);

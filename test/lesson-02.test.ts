@@ -13,7 +13,8 @@ import { lessonDataReady } from './helpers/lesson-data';
 const DIR = fromRoot('data', '02-concurrency');
 const GRADIENT = [1, 8, 16, 32, 64];
 const POOL_LEVELS = [1, 4, 8];
-const SKIP = 'data/02-concurrency/ is missing: execute the lesson first (`npm run lessons`, or `node bin/loadlab.js lessons --only 02-`)';
+const SKIP =
+  'data/02-concurrency/ is missing: execute the lesson first (`npm run lessons`, or `node bin/loadlab.js lessons --only 02-`)';
 const ready = lessonDataReady(existsSync(join(DIR, 'grad-c64', 'summary.json')), DIR);
 
 function run(name: string): LoadedRun & { summary: NonNullable<LoadedRun['summary']> } {
@@ -57,7 +58,7 @@ describe.skipIf(!ready)(`lesson 02-concurrency (${ready ? 'saved runs' : SKIP})`
     // Gain per doubling between two points. A point measured while the machine was busy comes out
     // slow, so each side takes the estimate a single slow point cannot fake: the larger early gain
     // (1→8 or 1→16) and the smaller late gain (32→64 or, per doubling, 16→64).
-    const gain = (a: number, b: number) => Math.pow(tput(b) / tput(a), 1 / Math.log2(b / a)) - 1;
+    const gain = (a: number, b: number) => (tput(b) / tput(a)) ** (1 / Math.log2(b / a)) - 1;
     const firstGain = Math.max(gain(1, 8), gain(1, 16));
     const lastGain = Math.min(gain(32, 64), gain(16, 64));
     expect(firstGain).toBeGreaterThan(0.5);

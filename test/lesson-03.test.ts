@@ -10,7 +10,8 @@ import { loadRun, type LoadedRun } from '../src/run/loader';
 import { lessonDataReady } from './helpers/lesson-data';
 
 const DIR = fromRoot('data', '03-burst');
-const SKIP = 'data/03-burst/ is missing: execute the lesson first (`npm run lessons`, or `node bin/loadlab.js lessons --only 03-`)';
+const SKIP =
+  'data/03-burst/ is missing: execute the lesson first (`npm run lessons`, or `node bin/loadlab.js lessons --only 03-`)';
 const ready = lessonDataReady(existsSync(join(DIR, 'burst-128-seqs32', 'summary.json')), DIR);
 
 function run(name: string): LoadedRun & { summary: NonNullable<LoadedRun['summary']> } {

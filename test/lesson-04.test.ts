@@ -16,7 +16,10 @@ import { lessonDataReady } from './helpers/lesson-data';
 
 const dir = fromRoot('data', '04-chunked-prefill');
 const POINTS = ['off', 'chunk512', 'chunk512-t128', 'mix-off', 'mix-chunk512'];
-const ready = lessonDataReady(POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))), dir);
+const ready = lessonDataReady(
+  POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))),
+  dir,
+);
 
 function run(point: string): LoadedRun {
   const r = loadRun(join(dir, point));
@@ -26,32 +29,43 @@ function run(point: string): LoadedRun {
 
 const measured = (r: LoadedRun, tag: string) => r.records.filter((x) => !x.warmup && x.ok && x.tag === tag);
 
-describe.skipIf(!ready)(`lesson 04 saved runs (${ready ? dir : 'not found: run `npm run lessons` first to execute the notebooks'})`, () => {
-  it('every request of every point completed', () => {
-    for (const p of POINTS) {
-      const r = run(p);
-      expect(r.summary!.failed, p).toBe(0);
-      expect(r.summary!.completed, p).toBe(r.summary!.requests);
-    }
-  });
+describe.skipIf(!ready)(
+  `lesson 04 saved runs (${ready ? dir : 'not found: run `npm run lessons` first to execute the notebooks'})`,
+  () => {
+    it('every request of every point completed', () => {
+      for (const p of POINTS) {
+        const r = run(p);
+        expect(r.summary!.failed, p).toBe(0);
+        expect(r.summary!.completed, p).toBe(r.summary!.requests);
+      }
+    });
 
-  it('short prompts: chunking alone barely helps; the long-prefill threshold does', () => {
-    const p99 = (point: string) => percentile(measured(run(point), 'short').map((x) => x.ttftMs!), 99);
-    const off = p99('off');
-    const c512 = p99('chunk512');
-    const t128 = p99('chunk512-t128');
-    expect(measured(run('off'), 'short')).toHaveLength(20);
-    expect(Math.abs(c512 - off) / off).toBeLessThanOrEqual(0.3);
-    expect(t128).toBeLessThanOrEqual(off / 3);
-  });
+    it('short prompts: chunking alone barely helps; the long-prefill threshold does', () => {
+      const p99 = (point: string) =>
+        percentile(
+          measured(run(point), 'short').map((x) => x.ttftMs!),
+          99,
+        );
+      const off = p99('off');
+      const c512 = p99('chunk512');
+      const t128 = p99('chunk512-t128');
+      expect(measured(run('off'), 'short')).toHaveLength(20);
+      expect(Math.abs(c512 - off) / off).toBeLessThanOrEqual(0.3);
+      expect(t128).toBeLessThanOrEqual(off / 3);
+    });
 
-  it('the threshold costs the long prompt TTFT', () => {
-    const longTtft = (point: string) => measured(run(point), 'long')[0].ttftMs!;
-    expect(longTtft('chunk512-t128')).toBeGreaterThan(longTtft('off'));
-  });
+    it('the threshold costs the long prompt TTFT', () => {
+      const longTtft = (point: string) => measured(run(point), 'long')[0].ttftMs!;
+      expect(longTtft('chunk512-t128')).toBeGreaterThan(longTtft('off'));
+    });
 
-  it('90/10 mix: decode ITL p99 with chunking (512) ≤ 1/3 of chunked-off', () => {
-    const itlP99 = (point: string) => percentile(measured(run(point), 'short').flatMap((x) => x.itlMs), 99);
-    expect(itlP99('mix-chunk512')).toBeLessThanOrEqual(itlP99('mix-off') / 3);
-  });
-});
+    it('90/10 mix: decode ITL p99 with chunking (512) ≤ 1/3 of chunked-off', () => {
+      const itlP99 = (point: string) =>
+        percentile(
+          measured(run(point), 'short').flatMap((x) => x.itlMs),
+          99,
+        );
+      expect(itlP99('mix-chunk512')).toBeLessThanOrEqual(itlP99('mix-off') / 3);
+    });
+  },
+);

@@ -55,51 +55,58 @@ function serverBlocks(point: string): number {
 
 /** Blocks one request holds at its peak (prompt + 200 output tokens), from the saved records. */
 function peakBlocks(point: string): number {
-  const prompts = run(point).records.filter((r) => !r.warmup).map((r) => r.promptTokens ?? NaN);
+  const prompts = run(point)
+    .records.filter((r) => !r.warmup)
+    .map((r) => r.promptTokens ?? NaN);
   expect(prompts.every(Number.isInteger), `${point}: records without promptTokens`).toBe(true);
   return Math.ceil((Math.max(...prompts) + OUTPUT_TOKENS) / BLOCK_SIZE);
 }
 
-describe.skipIf(!ready)(`lesson 05 saved runs (${ready ? dir : 'not found: run `npm run lessons` first to execute the notebooks'})`, () => {
-  it(`every request completed in every run, with all ${OUTPUT_TOKENS} output tokens`, () => {
-    for (const p of POINTS) {
-      const r = run(p);
-      expect(r.summary!.failed, p).toBe(0);
-      expect(r.summary!.completed, p).toBe(r.summary!.requests);
-      expect(r.summary!.requests, p).toBe(N);
-      for (const rec of r.records.filter((x) => !x.warmup)) expect(rec.outputTokens, p).toBe(OUTPUT_TOKENS);
-    }
-  });
+describe.skipIf(!ready)(
+  `lesson 05 saved runs (${ready ? dir : 'not found: run `npm run lessons` first to execute the notebooks'})`,
+  () => {
+    it(`every request completed in every run, with all ${OUTPUT_TOKENS} output tokens`, () => {
+      for (const p of POINTS) {
+        const r = run(p);
+        expect(r.summary!.failed, p).toBe(0);
+        expect(r.summary!.completed, p).toBe(r.summary!.requests);
+        expect(r.summary!.requests, p).toBe(N);
+        for (const rec of r.records.filter((x) => !x.warmup)) expect(rec.outputTokens, p).toBe(OUTPUT_TOKENS);
+      }
+    });
 
-  it('the tight points ran with --num-gpu-blocks-override = half the requests at their peak + the null block', () => {
-    for (const p of OVERCOMMITTED) {
-      const t = run(p).manifest.target;
-      const override = Number(t.flags?.numGpuBlocksOverride);
-      expect(override, `${p}: flags`).toBe((N / 2) * peakBlocks(p) + 1);
-      expect(serverBlocks(p), `${p}: the server's num_gpu_blocks`).toBe(override);
-      expect(Math.floor((serverBlocks(p) - 1) / peakBlocks(p)), p).toBeLessThan(N);
-    }
-    expect(run(FITS).manifest.target.flags?.numGpuBlocksOverride).toBeUndefined();
-    expect(serverBlocks(FITS) - 1, 'the fits point holds all requests at their peak').toBeGreaterThanOrEqual(N * peakBlocks(FITS));
-  });
+    it('the tight points ran with --num-gpu-blocks-override = half the requests at their peak + the null block', () => {
+      for (const p of OVERCOMMITTED) {
+        const t = run(p).manifest.target;
+        const override = Number(t.flags?.numGpuBlocksOverride);
+        expect(override, `${p}: flags`).toBe((N / 2) * peakBlocks(p) + 1);
+        expect(serverBlocks(p), `${p}: the server's num_gpu_blocks`).toBe(override);
+        expect(Math.floor((serverBlocks(p) - 1) / peakBlocks(p)), p).toBeLessThan(N);
+      }
+      expect(run(FITS).manifest.target.flags?.numGpuBlocksOverride).toBeUndefined();
+      expect(serverBlocks(FITS) - 1, 'the fits point holds all requests at their peak').toBeGreaterThanOrEqual(
+        N * peakBlocks(FITS),
+      );
+    });
 
-  it('preemptions only where the KV cache is overcommitted', () => {
-    expect(preemptions(FITS)).toBe(0);
-    for (const p of OVERCOMMITTED) expect(preemptions(p), p).toBeGreaterThan(0);
-  });
+    it('preemptions only where the KV cache is overcommitted', () => {
+      expect(preemptions(FITS)).toBe(0);
+      for (const p of OVERCOMMITTED) expect(preemptions(p), p).toBeGreaterThan(0);
+    });
 
-  it('the overcommitted runs filled the KV cache and ran more requests than fit at their peak; the one that fits did not fill it', () => {
-    expect(maxOf(FITS, 'kvUsage')).toBeLessThan(0.9);
-    for (const p of OVERCOMMITTED) {
-      expect(maxOf(p, 'kvUsage'), p).toBeGreaterThan(0.9);
-      // Admission checks only the prompt, so more requests run than fit at their peak (what makes preemption certain).
-      expect(maxOf(p, 'running'), p).toBeGreaterThan(N / 2);
-      expect(maxOf(p, 'running'), p).toBeLessThan(N);
-    }
-  });
+    it('the overcommitted runs filled the KV cache and ran more requests than fit at their peak; the one that fits did not fill it', () => {
+      expect(maxOf(FITS, 'kvUsage')).toBeLessThan(0.9);
+      for (const p of OVERCOMMITTED) {
+        expect(maxOf(p, 'kvUsage'), p).toBeGreaterThan(0.9);
+        // Admission checks only the prompt, so more requests run than fit at their peak (what makes preemption certain).
+        expect(maxOf(p, 'running'), p).toBeGreaterThan(N / 2);
+        expect(maxOf(p, 'running'), p).toBeLessThan(N);
+      }
+    });
 
-  it('the swap point comes only from the simulator', () => {
-    if (saved(SWAP)) expect(run(SWAP).manifest.target.simulated).toBe(true);
-    for (const p of [FITS, TIGHT]) expect(typeof run(p).manifest.target.simulated, p).toBe('boolean');
-  });
-});
+    it('the swap point comes only from the simulator', () => {
+      if (saved(SWAP)) expect(run(SWAP).manifest.target.simulated).toBe(true);
+      for (const p of [FITS, TIGHT]) expect(typeof run(p).manifest.target.simulated, p).toBe('boolean');
+    });
+  },
+);

@@ -18,7 +18,10 @@ import { lessonDataReady } from './helpers/lesson-data';
 
 const dir = fromRoot('data', '06-prefix-caching');
 const POINTS = ['unique', 'shared', 'shared-nocache'];
-const ready = lessonDataReady(POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))), dir);
+const ready = lessonDataReady(
+  POINTS.every((p) => existsSync(join(dir, p, 'summary.json'))),
+  dir,
+);
 
 function run(point: string): LoadedRun {
   const r = loadRun(join(dir, point));
@@ -36,35 +39,44 @@ function hitRateSince(metrics: MetricsSample[], fromMs: number): { queries: numb
   return { queries: last.prefixQueriesTotal! - from.prefixQueriesTotal!, hits: last.prefixHitsTotal! - from.prefixHitsTotal! };
 }
 
-describe.skipIf(!ready)(`lesson 06 saved runs (${ready ? dir : 'not found: run `npm run lessons` first to execute the notebooks'})`, () => {
-  it('every request completed', () => {
-    for (const p of POINTS) {
-      const r = run(p);
-      expect(r.summary!.failed, p).toBe(0);
-      expect(r.summary!.completed, p).toBe(r.summary!.requests);
-    }
-  });
+describe.skipIf(!ready)(
+  `lesson 06 saved runs (${ready ? dir : 'not found: run `npm run lessons` first to execute the notebooks'})`,
+  () => {
+    it('every request completed', () => {
+      for (const p of POINTS) {
+        const r = run(p);
+        expect(r.summary!.failed, p).toBe(0);
+        expect(r.summary!.completed, p).toBe(r.summary!.requests);
+      }
+    });
 
-  it('shared prefix: hit rate > 80 % after the first request', () => {
-    const r = run('shared');
-    const first = byIndex(r)[0];
-    const { queries, hits } = hitRateSince(r.metrics ?? [], first.firstTokenMs!);
-    expect(queries).toBeGreaterThan(0);
-    expect(hits / queries).toBeGreaterThan(0.8);
-  });
+    it('shared prefix: hit rate > 80 % after the first request', () => {
+      const r = run('shared');
+      const first = byIndex(r)[0];
+      const { queries, hits } = hitRateSince(r.metrics ?? [], first.firstTokenMs!);
+      expect(queries).toBeGreaterThan(0);
+      expect(hits / queries).toBeGreaterThan(0.8);
+    });
 
-  it('shared prefix: TTFT p50 (after the first request) well below unique prefixes', () => {
-    const p50 = (point: string) => percentile(byIndex(run(point)).slice(1).map((x) => x.ttftMs!), 50);
-    expect(p50('shared')).toBeLessThan(p50('unique') / 3);
-    expect(p50('shared')).toBeLessThan(p50('shared-nocache') / 3);
-  });
+    it('shared prefix: TTFT p50 (after the first request) well below unique prefixes', () => {
+      const p50 = (point: string) =>
+        percentile(
+          byIndex(run(point))
+            .slice(1)
+            .map((x) => x.ttftMs!),
+          50,
+        );
+      expect(p50('shared')).toBeLessThan(p50('unique') / 3);
+      expect(p50('shared')).toBeLessThan(p50('shared-nocache') / 3);
+    });
 
-  it('no hits with caching off, and none for unique prefixes', () => {
-    const m = (point: string) => run(point).metrics ?? [];
-    expect(m('shared-nocache').length).toBeGreaterThan(1);
-    expect(counterIncrease(m('shared-nocache'), 'prefixHitsTotal')).toBe(0);
-    expect(counterIncrease(m('shared-nocache'), 'prefixQueriesTotal')).toBe(0);
-    expect(counterIncrease(m('unique'), 'prefixHitsTotal')).toBe(0);
-    expect(counterIncrease(m('unique'), 'prefixQueriesTotal')).toBeGreaterThan(0);
-  });
-});
+    it('no hits with caching off, and none for unique prefixes', () => {
+      const m = (point: string) => run(point).metrics ?? [];
+      expect(m('shared-nocache').length).toBeGreaterThan(1);
+      expect(counterIncrease(m('shared-nocache'), 'prefixHitsTotal')).toBe(0);
+      expect(counterIncrease(m('shared-nocache'), 'prefixQueriesTotal')).toBe(0);
+      expect(counterIncrease(m('unique'), 'prefixHitsTotal')).toBe(0);
+      expect(counterIncrease(m('unique'), 'prefixQueriesTotal')).toBeGreaterThan(0);
+    });
+  },
+);

@@ -20,7 +20,12 @@ import { fromRoot } from '../src/paths';
 
 const CHROMIUM = '/usr/bin/chromium';
 const EXECUTED = fromRoot('data', 'executed');
-const pages = fs.existsSync(EXECUTED) ? fs.readdirSync(EXECUTED).filter((f) => /^\d\d-.*\.html$/.test(f)).sort() : [];
+const pages = fs.existsSync(EXECUTED)
+  ? fs
+      .readdirSync(EXECUTED)
+      .filter((f) => /^\d\d-.*\.html$/.test(f))
+      .sort()
+  : [];
 const hasChromium = fs.existsSync(CHROMIUM);
 const skipWhy = !pages.length
   ? `no executed lessons in ${EXECUTED}: run \`npm run lessons\` first`
@@ -64,8 +69,16 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
     profile = fs.mkdtempSync(path.join(os.tmpdir(), 'loadlab-lessons-browser-'));
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     // Offline: only the page itself (file://) loads; CDN scripts are refused.
     await context.route(/^https?:/, (route) => route.abort());
@@ -76,30 +89,42 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
     if (profile) fs.rmSync(profile, { recursive: true, force: true });
   });
 
-  it.each(pages)('%s: every chart drew, no page error, no error output', async (name) => {
-    const ipynb = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
-    if (fs.existsSync(ipynb)) {
-      const nb = JSON.parse(fs.readFileSync(ipynb, 'utf8')) as { cells: { outputs?: { output_type: string; ename?: string; evalue?: string }[] }[] };
-      const errors = nb.cells.flatMap((c) => c.outputs ?? []).filter((o) => o.output_type === 'error');
-      expect(errors.map((o) => `${o.ename}: ${o.evalue}`), `error outputs in ${ipynb}`).toEqual([]);
-    }
-    const page = await context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    try {
-      await page.goto(`file://${path.join(EXECUTED, name)}`, { waitUntil: 'load', timeout: 60_000 });
-      await page.waitForFunction(ALL_DRAWN, null, { timeout: 60_000 });
-      const report = (await page.evaluate(REPORT)) as PageReport;
-      expect(pageErrors, 'JavaScript errors on the page').toEqual([]);
-      expect(report.stderr.filter((t) => FAILURE.test(t)).map((t) => t.slice(0, 400)), 'cells with an error output').toEqual([]);
-      for (const c of report.charts) {
-        expect(c.failure, `chart ${c.id}`).toBe('');
-        expect(c.svg, `chart ${c.id} has no SVG`).toBeGreaterThan(0);
-        expect(c.traces, `chart ${c.id} has no trace`).toBeGreaterThan(0);
-        expect(c.marks, `chart ${c.id} drew nothing inside its traces`).toBeGreaterThan(0);
+  it.each(pages)(
+    '%s: every chart drew, no page error, no error output',
+    async (name) => {
+      const ipynb = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
+      if (fs.existsSync(ipynb)) {
+        const nb = JSON.parse(fs.readFileSync(ipynb, 'utf8')) as {
+          cells: { outputs?: { output_type: string; ename?: string; evalue?: string }[] }[];
+        };
+        const errors = nb.cells.flatMap((c) => c.outputs ?? []).filter((o) => o.output_type === 'error');
+        expect(
+          errors.map((o) => `${o.ename}: ${o.evalue}`),
+          `error outputs in ${ipynb}`,
+        ).toEqual([]);
       }
-    } finally {
-      await page.close();
-    }
-  }, 150_000);
+      const page = await context.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (e) => pageErrors.push(String(e)));
+      try {
+        await page.goto(`file://${path.join(EXECUTED, name)}`, { waitUntil: 'load', timeout: 60_000 });
+        await page.waitForFunction(ALL_DRAWN, null, { timeout: 60_000 });
+        const report = (await page.evaluate(REPORT)) as PageReport;
+        expect(pageErrors, 'JavaScript errors on the page').toEqual([]);
+        expect(
+          report.stderr.filter((t) => FAILURE.test(t)).map((t) => t.slice(0, 400)),
+          'cells with an error output',
+        ).toEqual([]);
+        for (const c of report.charts) {
+          expect(c.failure, `chart ${c.id}`).toBe('');
+          expect(c.svg, `chart ${c.id} has no SVG`).toBeGreaterThan(0);
+          expect(c.traces, `chart ${c.id} has no trace`).toBeGreaterThan(0);
+          expect(c.marks, `chart ${c.id} drew nothing inside its traces`).toBeGreaterThan(0);
+        }
+      } finally {
+        await page.close();
+      }
+    },
+    150_000,
+  );
 });

@@ -24,7 +24,10 @@ describe('passFigures', () => {
 describe('calibrationPass and judgePasses', () => {
   const ctx = { eventLoopDelayP99Ms: 1, cpuPercentOfOneCore: 40, server: { cpuMs: 50, wallMs: 100 }, wallMs: 1000, limitMs: 2 };
   const pass = (mode: 'paced' | 'flat-out', c: number, errors: number[], eps: number): CalibrationPass =>
-    calibrationPass({ events: 10, failed: 0, stampErrorsMs: errors, eventsPerSec: eps, windowS: 1 }, { ...ctx, mode, concurrency: c, gapMs: mode === 'paced' ? 10 : 0 });
+    calibrationPass(
+      { events: 10, failed: 0, stampErrorsMs: errors, eventsPerSec: eps, windowS: 1 },
+      { ...ctx, mode, concurrency: c, gapMs: mode === 'paced' ? 10 : 0 },
+    );
   it('judges a paced pass on its stamp error p99 against the limit', () => {
     const ok = pass('paced', 1, [0.5, 1, 1.5], 100);
     const late = pass('paced', 64, [1, 3, 5], 6400);

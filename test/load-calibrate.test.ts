@@ -25,7 +25,11 @@ describe('calibrateClient', () => {
     const wallS = (performance.now() - t0) / 1000;
     expect(wallS).toBeLessThan(8); // ≈2 s idle; start-up of a tsx child is slower on a loaded box
     expect(cal.wallSeconds).toBeGreaterThan(0);
-    expect(cal.passes.map((p) => [p.mode, p.concurrency])).toEqual([['paced', 1], ['paced', 8], ['flat-out', 4]]);
+    expect(cal.passes.map((p) => [p.mode, p.concurrency])).toEqual([
+      ['paced', 1],
+      ['paced', 8],
+      ['flat-out', 4],
+    ]);
     for (const p of cal.passes) {
       expect(p.failed).toBe(0);
       expect(p.events).toBeGreaterThan(0);
@@ -57,13 +61,33 @@ describe('calibrateClient', () => {
 
   it('the verdict names where the client fell behind, and why', () => {
     const pass = {
-      mode: 'paced' as const, concurrency: 64, gapMs: 10.4, offeredEventsPerSec: 6154, eventsPerSec: 6000, events: 6000,
-      failed: 0, stampErrorP50Ms: 2, stampErrorP99Ms: 9, stampErrorMaxMs: 12, eventLoopDelayP99Ms: 8,
-      clientCpuPercent: 20, serverCpuPercent: 20, seconds: 1, keptUp: false,
+      mode: 'paced' as const,
+      concurrency: 64,
+      gapMs: 10.4,
+      offeredEventsPerSec: 6154,
+      eventsPerSec: 6000,
+      events: 6000,
+      failed: 0,
+      stampErrorP50Ms: 2,
+      stampErrorP99Ms: 9,
+      stampErrorMaxMs: 12,
+      eventLoopDelayP99Ms: 8,
+      clientCpuPercent: 20,
+      serverCpuPercent: 20,
+      seconds: 1,
+      keptUp: false,
     };
     const text = calibrationVerdict({
-      passes: [pass], ceilingEventsPerSec: 6000, ok: false, stampLimitMs: 2, clockOffsetMs: 0, startupSeconds: 0.5,
-      wallSeconds: 2, cores: 2, loadAverage1m: 4, serverPid: 1,
+      passes: [pass],
+      ceilingEventsPerSec: 6000,
+      ok: false,
+      stampLimitMs: 2,
+      clockOffsetMs: 0,
+      startupSeconds: 0.5,
+      wallSeconds: 2,
+      cores: 2,
+      loadAverage1m: 4,
+      serverPid: 1,
       fellBehindAt: { concurrency: 64, eventsPerSec: 6000, stampErrorP99Ms: 9 },
     });
     expect(text).toContain('fell behind at 64 streams');
@@ -83,7 +107,10 @@ describe('null server', () => {
       });
       expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
       const text = await res.text();
-      const events = text.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+      const events = text
+        .split('\n\n')
+        .filter(Boolean)
+        .map((e) => e.replace(/^data: /, ''));
       expect(events).toHaveLength(6);
       expect(JSON.parse(events[0]).choices[0].delta).toEqual({ role: 'assistant', content: '' });
       const tokens = events.slice(1, 4).map((e) => JSON.parse(e));

@@ -81,7 +81,9 @@ describe('startSimLatenessWatch', () => {
     [
       '# HELP loadlab:sim_step_lateness_seconds Simulator only: lateness.',
       '# TYPE loadlab:sim_step_lateness_seconds histogram',
-      ...['0.001', '0.002', '0.005', '0.01', '+Inf'].map((le, i) => `loadlab:sim_step_lateness_seconds_bucket{engine="0",le="${le}"} ${counts[i]}`),
+      ...['0.001', '0.002', '0.005', '0.01', '+Inf'].map(
+        (le, i) => `loadlab:sim_step_lateness_seconds_bucket{engine="0",le="${le}"} ${counts[i]}`,
+      ),
       `loadlab:sim_step_lateness_seconds_sum{engine="0"} 0.1`,
       `loadlab:sim_step_lateness_seconds_count{engine="0"} ${counts[4]}`,
       '',
@@ -97,7 +99,10 @@ describe('startSimLatenessWatch', () => {
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise((r) => server.close(r)),
+    };
   }
 
   it('judges the p99 of the steps between the two scrapes', async () => {

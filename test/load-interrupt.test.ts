@@ -25,7 +25,9 @@ describe('SIGINT during a run (Ctrl-C, or "interrupt kernel" in a notebook)', ()
       expect(saved.manifest.status).toBe('interrupted');
       expect(saved.records).toHaveLength(result.records); // every record on disk
       expect(existsSync(join(out, 'summary.json'))).toBe(true);
-      expect(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')).completed).toBe(result.codes.filter((c: string) => c === 'ok').length);
+      expect(JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')).completed).toBe(
+        result.codes.filter((c: string) => c === 'ok').length,
+      );
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -44,13 +44,17 @@ function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<
   return fn().finally(() => set(saved));
 }
 
-describe('the /tokenize calls use the run\'s API key (issue #17 item 9)', () => {
+describe("the /tokenize calls use the run's API key (issue #17 item 9)", () => {
   const spec = makeRequest('hello', { maxTokens: 4 });
 
   it('checkPromptLengths takes the key from LOADLAB_API_KEY, and says why it could not check without one', async () => {
-    const counted = await withEnv({ LOADLAB_API_KEY: KEY, OPENAI_API_KEY: undefined }, () => checkPromptLengths(url, 'm', [spec], 4096));
+    const counted = await withEnv({ LOADLAB_API_KEY: KEY, OPENAI_API_KEY: undefined }, () =>
+      checkPromptLengths(url, 'm', [spec], 4096),
+    );
     expect(counted).toEqual({ checked: 1, maxPromptTokens: 5 });
-    const none = await withEnv({ LOADLAB_API_KEY: undefined, OPENAI_API_KEY: undefined }, () => checkPromptLengths(url, 'm', [spec], 4096));
+    const none = await withEnv({ LOADLAB_API_KEY: undefined, OPENAI_API_KEY: undefined }, () =>
+      checkPromptLengths(url, 'm', [spec], 4096),
+    );
     expect(none.checked).toBe(0);
     expect(none.skipped).toBe(
       'POST /tokenize answered 401 (it wants an API key: pass apiKey (--api-key) or set LOADLAB_API_KEY); prompt lengths were not checked',
@@ -60,9 +64,13 @@ describe('the /tokenize calls use the run\'s API key (issue #17 item 9)', () => 
   });
 
   it('promptOfTokens counts with the env key, and names the 401 when it must estimate', async () => {
-    const p = await withEnv({ LOADLAB_API_KEY: undefined, OPENAI_API_KEY: KEY }, () => promptOfTokens(40, { baseUrl: `${url}/v1` }));
+    const p = await withEnv({ LOADLAB_API_KEY: undefined, OPENAI_API_KEY: KEY }, () =>
+      promptOfTokens(40, { baseUrl: `${url}/v1` }),
+    );
     expect(p).toMatchObject({ method: 'tokenize', estimated: false, tokens: 40 });
-    const e = await withEnv({ LOADLAB_API_KEY: undefined, OPENAI_API_KEY: undefined }, () => promptOfTokens(40, { baseUrl: url }));
+    const e = await withEnv({ LOADLAB_API_KEY: undefined, OPENAI_API_KEY: undefined }, () =>
+      promptOfTokens(40, { baseUrl: url }),
+    );
     expect(e.estimated).toBe(true);
     expect(e.note).toBe(
       `POST ${url}/tokenize unavailable (POST /tokenize answered 401: the server wants an API key; pass --api-key (apiKey) or set LOADLAB_API_KEY): length estimated`,

@@ -21,7 +21,13 @@ beforeAll(async () => {
     if (req.url === '/version') return void res.end(JSON.stringify({ version: '0.19.0', loadlab_sim: true }));
     if (req.url === '/v1/models') {
       return void res.end(
-        JSON.stringify({ object: 'list', data: [{ id: 'a', owned_by: 'vllm', max_model_len: 8192 }, { id: 'b', owned_by: 'vllm', max_model_len: 2048 }] }),
+        JSON.stringify({
+          object: 'list',
+          data: [
+            { id: 'a', owned_by: 'vllm', max_model_len: 8192 },
+            { id: 'b', owned_by: 'vllm', max_model_len: 2048 },
+          ],
+        }),
       );
     }
     if (req.url === '/metrics') return void res.end(METRICS);

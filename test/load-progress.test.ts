@@ -5,14 +5,19 @@ const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function fakeStream(isTTY: boolean) {
   const writes: string[] = [];
-  return { writes, stream: { isTTY, write: (s: string) => (writes.push(s), true) } as unknown as NodeJS.WritableStream & { isTTY: boolean } };
+  return {
+    writes,
+    stream: { isTTY, write: (s: string) => (writes.push(s), true) } as unknown as NodeJS.WritableStream & { isTTY: boolean },
+  };
 }
 
 describe('progress', () => {
   it('formats done, failed, in flight and p95 TTFT', () => {
     const p: Progress = { done: 12, failed: 1, inFlight: 8, total: 50, p95TtftMs: 215.4, elapsedS: 3.21, phase: 'load' };
     expect(formatProgress(p)).toBe('done 12/50  failed 1  in flight 8  p95 TTFT 215 ms  3.2 s');
-    expect(formatProgress({ ...p, p95TtftMs: NaN, phase: 'warmup' })).toBe('warm-up  done 12/50  failed 1  in flight 8  p95 TTFT –  3.2 s');
+    expect(formatProgress({ ...p, p95TtftMs: NaN, phase: 'warmup' })).toBe(
+      'warm-up  done 12/50  failed 1  in flight 8  p95 TTFT –  3.2 s',
+    );
   });
 
   it('callback: at most one call per interval, a final one, warm-up left out of the counts', async () => {

@@ -60,9 +60,12 @@ describe('runLoad', () => {
     expect(r.records).toHaveLength(14);
     const warm = r.records.filter((x) => x.warmup);
     expect(warm.map((x) => x.index).sort()).toEqual([0, 1]);
-    expect(r.records.filter((x) => !x.warmup).map((x) => x.index).sort((a, b) => a - b)).toEqual(
-      Array.from({ length: 12 }, (_, i) => i + 2),
-    );
+    expect(
+      r.records
+        .filter((x) => !x.warmup)
+        .map((x) => x.index)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 12 }, (_, i) => i + 2));
     expect(r.summary.requests).toBe(12);
     expect(r.summary.completed).toBe(12);
     const onDisk = readLines(join(dir, 'requests.jsonl'));
@@ -160,12 +163,12 @@ describe('runLoad', () => {
 
   it('unreachable target and unknown model fail before any load, naming the fix', async () => {
     const port = await closedPort();
-    await expect(
-      runLoad({ baseUrl: `http://127.0.0.1:${port}`, workload: [spec], shape: burst(), out: false }),
-    ).rejects.toThrow(new RegExp(`Cannot reach the server at http://127\\.0\\.0\\.1:${port} \\(connection refused.*loadlab sim`));
-    await expect(
-      runLoad({ baseUrl: fast.url, model: 'nope', workload: [spec], shape: burst(), out: false }),
-    ).rejects.toThrow("Model 'nope' is not served at " + fast.url + '. It serves: scripted.');
+    await expect(runLoad({ baseUrl: `http://127.0.0.1:${port}`, workload: [spec], shape: burst(), out: false })).rejects.toThrow(
+      new RegExp(`Cannot reach the server at http://127\\.0\\.0\\.1:${port} \\(connection refused.*loadlab sim`),
+    );
+    await expect(runLoad({ baseUrl: fast.url, model: 'nope', workload: [spec], shape: burst(), out: false })).rejects.toThrow(
+      `Model 'nope' is not served at ${fast.url}. It serves: scripted.`,
+    );
     expect(existsSync(join(tmp, 'never'))).toBe(false);
   });
 
@@ -185,7 +188,9 @@ describe('runLoad', () => {
     await expect(runLoad({ ...base, shape: { kind: 'closed', concurrency: 0 } })).rejects.toThrow(
       'concurrency must be an integer ≥ 1, got 0',
     );
-    await expect(runLoad({ ...base, shape: closedLoop(2), timeoutMs: 0 })).rejects.toThrow('timeoutMs must be a number of ms > 0');
+    await expect(runLoad({ ...base, shape: closedLoop(2), timeoutMs: 0 })).rejects.toThrow(
+      'timeoutMs must be a number of ms > 0',
+    );
     await expect(runLoad({ ...base, shape: closedLoop(2), slo: { ttft: 5 } as never })).rejects.toThrow("unknown SLO key 'ttft'");
   });
 });

@@ -14,7 +14,12 @@ describe('load shapes', () => {
       maxConcurrency: 16,
     });
     const req = { messages: [{ role: 'user' as const, content: 'hi' }] };
-    expect(timeline([{ atMs: 0, request: req }, { atMs: 50, request: req }])).toEqual({
+    expect(
+      timeline([
+        { atMs: 0, request: req },
+        { atMs: 50, request: req },
+      ]),
+    ).toEqual({
       kind: 'timeline',
       atMs: [0, 50],
       requests: [req, req],

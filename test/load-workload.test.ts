@@ -1,13 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  CHALLENGES_PROMPT,
-  estimateTokens,
-  LITHOGRAPHY_PROMPT,
-  LONG_PROMPT,
-  promptOfTokens,
-} from '../src/workload/prompts';
+import { CHALLENGES_PROMPT, estimateTokens, LITHOGRAPHY_PROMPT, LONG_PROMPT, promptOfTokens } from '../src/workload/prompts';
 import {
   longPlusShort,
   makeRequest,

@@ -36,23 +36,35 @@ afterAll(async () => {
 });
 
 const point = (name: string, extra: Record<string, unknown> = {}) => ({
-  lesson: 'reuse', name, root, requests: 2, shape: closedLoop(1),
-  workload: [makeRequest('hi', { maxTokens: 3 })], sampleMetrics: false, progress: false, ...extra,
+  lesson: 'reuse',
+  name,
+  root,
+  requests: 2,
+  shape: closedLoop(1),
+  workload: [makeRequest('hi', { maxTokens: 3 })],
+  sampleMetrics: false,
+  progress: false,
+  ...extra,
 });
 
 /**
  * A pass-through HTTP proxy in front of `upstream` that counts completion requests (POST
  * `/v1/chat/completions` or `/v1/completions`), including any the server would reject.
  */
-async function countingProxy(upstream: string): Promise<{ url: string; generations: () => number; setUpstream: (u: string) => void; close: () => Promise<void> }> {
+async function countingProxy(
+  upstream: string,
+): Promise<{ url: string; generations: () => number; setUpstream: (u: string) => void; close: () => Promise<void> }> {
   let generations = 0;
   let up = new URL(upstream);
   const server: Server = createServer((req, res) => {
     if (req.method === 'POST' && /\/v1\/(chat\/)?completions$/.test(req.url ?? '')) generations++;
-    const fwd = httpRequest({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const fwd = httpRequest(
+      { host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     fwd.on('error', () => res.destroy());
     req.pipe(fwd);
   });
@@ -100,11 +112,17 @@ describe('external mode (LOADLAB_BASE_URL): the server must report the requested
         /enable_prefix_caching=True, but this lesson asks for False[\s\S]*vllm serve \S+ --no-enable-prefix-caching/,
       );
       expect(target.flags).toEqual({}); // a refused restart leaves the previous flags in effect
-      await expect(measure({ baseUrl: proxy.url, model: target.model, mode: 'external', flags: { enablePrefixCaching: false } }, point('ext-nocache')))
-        .rejects.toThrow(/vllm serve \S+ --no-enable-prefix-caching/);
+      await expect(
+        measure(
+          { baseUrl: proxy.url, model: target.model, mode: 'external', flags: { enablePrefixCaching: false } },
+          point('ext-nocache'),
+        ),
+      ).rejects.toThrow(/vllm serve \S+ --no-enable-prefix-caching/);
       await expect(target.restart({ maxModelLen: 8192 })).rejects.toThrow(/max_model_len=2048[\s\S]*--max-model-len 8192/);
       // Hidden flags changed but the server process did not (same start time in /metrics): not restarted.
-      await expect(target.restart({ maxNumSeqs: 32, maxModelLen: 2048 })).rejects.toThrow(/same server process[\s\S]*vllm serve \S+ --max-model-len 2048 --max-num-seqs 32/);
+      await expect(target.restart({ maxNumSeqs: 32, maxModelLen: 2048 })).rejects.toThrow(
+        /same server process[\s\S]*vllm serve \S+ --max-model-len 2048 --max-num-seqs 32/,
+      );
       expect(proxy.generations()).toBe(0);
 
       restarted = await startSim({ flags: { maxModelLen: 2048, maxNumSeqs: 32 } });
@@ -138,7 +156,9 @@ describe('max_model_len: a lesson too long for the server stops before load', ()
       );
       const target = await openTarget({ env: { LOADLAB_BASE_URL: proxy.url } });
       await expect(target.checkFits(lessonRequests)).rejects.toThrow(/--max-model-len/);
-      await expect(measure({ baseUrl: proxy.url, model: simB.model }, point('too-long', { workload: [long] }))).rejects.toThrow(/--max-model-len/);
+      await expect(measure({ baseUrl: proxy.url, model: simB.model }, point('too-long', { workload: [long] }))).rejects.toThrow(
+        /--max-model-len/,
+      );
       expect(proxy.generations()).toBe(0);
       const fits = await target.checkFits([makeRequest('hi', { maxTokens: 8 })]);
       expect(fits).toMatchObject({ checked: 1, maxModelLen: 2048 });

@@ -15,7 +15,14 @@ import { groupAlive, waitGroupGone } from '../src/proc/process-group';
 
 const ENTRY = join(__dirname, 'proc-child-entry.ts');
 const start = (mode: string, extra: Partial<SpawnChildOptions> = {}) =>
-  spawnChild({ entry: ENTRY, args: [mode], marker: 'PROC_READY', name: 'the test child', portOf: (p) => ({ port: Number(p) }), ...extra });
+  spawnChild({
+    entry: ENTRY,
+    args: [mode],
+    marker: 'PROC_READY',
+    name: 'the test child',
+    portOf: (p) => ({ port: Number(p) }),
+    ...extra,
+  });
 /** Process group of `pid` (from /proc). */
 const pgrp = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[2]);
 
@@ -59,11 +66,15 @@ describe('spawnChild', () => {
   });
 
   it('rejects, and stops the child, when the ready line does not come in time', async () => {
-    await expect(start('silent', { startupTimeoutMs: 1500 })).rejects.toThrow(/the test child did not start within 1500 ms[\s\S]*listening/);
+    await expect(start('silent', { startupTimeoutMs: 1500 })).rejects.toThrow(
+      /the test child did not start within 1500 ms[\s\S]*listening/,
+    );
   });
 
   it('rejects a missing entry with the output of node', async () => {
-    await expect(spawnChild({ entry: join(__dirname, 'no-such-entry.ts'), marker: 'X' })).rejects.toThrow(/exited \(code 1\) before listening[\s\S]*no-such-entry/);
+    await expect(spawnChild({ entry: join(__dirname, 'no-such-entry.ts'), marker: 'X' })).rejects.toThrow(
+      /exited \(code 1\) before listening[\s\S]*no-such-entry/,
+    );
   });
 
   it('watchParent watches nothing in a process spawnChild did not start', () => {
@@ -72,9 +83,12 @@ describe('spawnChild', () => {
 });
 
 describe('the kill policy, with a parent that stands in for the kernel', () => {
-  it('a SIGINT to the parent\'s group leaves the child serving; a SIGKILL of the parent takes it down', async () => {
+  it("a SIGINT to the parent's group leaves the child serving; a SIGKILL of the parent takes it down", async () => {
     // The parent leads its own group, as jupyter_client starts kernels (start_new_session).
-    const parent = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'proc-parent.ts')], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    const parent = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'proc-parent.ts')], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const lines: string[] = [];
     createInterface({ input: parent.stdout! }).on('line', (l) => lines.push(l));
     try {

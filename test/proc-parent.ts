@@ -7,6 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { spawnChild } from '../src/proc/child';
 
 process.on('SIGINT', () => console.log('INTERRUPTED'));
-const child = await spawnChild({ entry: fileURLToPath(new URL('./proc-child-entry.ts', import.meta.url)), args: ['serve'], marker: 'PROC_READY' });
+const child = await spawnChild({
+  entry: fileURLToPath(new URL('./proc-child-entry.ts', import.meta.url)),
+  args: ['serve'],
+  marker: 'PROC_READY',
+});
 console.log(`PARENT ${child.pid} ${child.payload}`);
 setInterval(() => undefined, 1000);

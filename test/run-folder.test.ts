@@ -27,8 +27,8 @@ function tree(dir: string): string[] {
   return (fs.readdirSync(dir, { recursive: true }) as string[]).map(String).sort();
 }
 
-describe('a user\'s files in a run folder are never deleted or moved (issue #17 items 5, 6)', () => {
-  it('replace: true deletes only the run\'s own files of a complete run', () => {
+describe("a user's files in a run folder are never deleted or moved (issue #17 items 5, 6)", () => {
+  it("replace: true deletes only the run's own files of a complete run", () => {
     const dir = path.join(tmp, 'replace-clean');
     complete(dir);
     expect(tree(dir)).toEqual(['manifest.json', 'metrics.jsonl', 'requests.jsonl', 'summary.json']);
@@ -37,7 +37,7 @@ describe('a user\'s files in a run folder are never deleted or moved (issue #17 
     expect(tree(dir)).toEqual(['manifest.json', 'requests.jsonl', 'summary.json']);
   });
 
-  it('replace: true deletes a complete run\'s files but keeps the user\'s notes and plots in place', () => {
+  it("replace: true deletes a complete run's files but keeps the user's notes and plots in place", () => {
     const dir = path.join(tmp, 'replace-user');
     complete(dir);
     fs.writeFileSync(path.join(dir, 'server.log'), 'old log');
@@ -46,11 +46,18 @@ describe('a user\'s files in a run folder are never deleted or moved (issue #17 
     fs.writeFileSync(path.join(dir, 'plots', 'p1.png'), 'png');
     const w = createRun({ dir, replace: true }, input);
     w.finish(summarizeRun([]));
-    expect(tree(dir)).toEqual(['analysis.md', 'manifest.json', 'plots', path.join('plots', 'p1.png'), 'requests.jsonl', 'summary.json']);
+    expect(tree(dir)).toEqual([
+      'analysis.md',
+      'manifest.json',
+      'plots',
+      path.join('plots', 'p1.png'),
+      'requests.jsonl',
+      'summary.json',
+    ]);
     expect(fs.readFileSync(path.join(dir, 'analysis.md'), 'utf8')).toBe('# my notes');
   });
 
-  it('refuses a folder that merely contains requests.jsonl among the user\'s files, touching nothing', () => {
+  it("refuses a folder that merely contains requests.jsonl among the user's files, touching nothing", () => {
     const dir = path.join(tmp, 'project');
     fs.mkdirSync(path.join(dir, 'src'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'thesis.tex'), 'x');
@@ -63,7 +70,7 @@ describe('a user\'s files in a run folder are never deleted or moved (issue #17 
     expect(fs.readdirSync(tmp).filter((n) => n.startsWith('project.incomplete-'))).toEqual([]);
   });
 
-  it('moves only an incomplete run\'s files aside, says where (console.warn, writer, manifest), keeps the rest', () => {
+  it("moves only an incomplete run's files aside, says where (console.warn, writer, manifest), keeps the rest", () => {
     const dir = path.join(tmp, 'resume');
     createRun({ dir }, input).abort('interrupted');
     fs.writeFileSync(path.join(dir, 'stream-timeline.html'), '<html>');
@@ -71,7 +78,9 @@ describe('a user\'s files in a run folder are never deleted or moved (issue #17 
     try {
       const w = createRun({ dir }, input);
       expect(w.movedAside).toMatch(/resume\.incomplete-\d{8}-\d{6}$/);
-      expect(warn).toHaveBeenCalledWith(`loadlab: ${dir} held an incomplete run; moved its files to ${w.movedAside} (nothing deleted)`);
+      expect(warn).toHaveBeenCalledWith(
+        `loadlab: ${dir} held an incomplete run; moved its files to ${w.movedAside} (nothing deleted)`,
+      );
       expect(w.manifest.notes).toEqual([`the files of an incomplete run found in this folder were moved to ${w.movedAside}`]);
       expect(tree(w.movedAside!)).toEqual(['manifest.json', 'requests.jsonl']);
       expect(loadRun(w.movedAside!).manifest.status).toBe('interrupted');
@@ -84,7 +93,7 @@ describe('a user\'s files in a run folder are never deleted or moved (issue #17 
 });
 
 describe('checkRunDir: what a new run would do to --out, checked before any request (item 10)', () => {
-  it('says new / empty / incomplete / complete, and names the caller\'s replace flag', () => {
+  it("says new / empty / incomplete / complete, and names the caller's replace flag", () => {
     expect(checkRunDir(path.join(tmp, 'nothing-here', 'deep'), false)).toBe('new');
     fs.mkdirSync(path.join(tmp, 'empty'));
     expect(checkRunDir(path.join(tmp, 'empty'), false)).toBe('empty');
@@ -98,11 +107,15 @@ describe('checkRunDir: what a new run would do to --out, checked before any requ
     const file = path.join(tmp, 'afile');
     fs.writeFileSync(file, 'x');
     expect(() => checkRunDir(file, false)).toThrow(`${file} is a file, not a folder; give the run a folder path`);
-    expect(() => checkRunDir(path.join(file, 'sub'), false)).toThrow(/part of its path is a file, not a folder; choose another path/);
+    expect(() => checkRunDir(path.join(file, 'sub'), false)).toThrow(
+      /part of its path is a file, not a folder; choose another path/,
+    );
     if (process.getuid?.() !== 0) {
       const locked = path.join(tmp, 'locked');
       fs.mkdirSync(locked, { mode: 0o500 });
-      expect(() => checkRunDir(path.join(locked, 'run'), false)).toThrow(/no write permission in .*locked; choose a folder you can write to/);
+      expect(() => checkRunDir(path.join(locked, 'run'), false)).toThrow(
+        /no write permission in .*locked; choose a folder you can write to/,
+      );
     }
   });
 });

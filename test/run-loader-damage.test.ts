@@ -19,10 +19,27 @@ const input: ManifestInput = {
 
 function rec(i: number): RequestRecord {
   return {
-    index: i, requestId: `r${i}`, warmup: false, ok: true, api: 'chat', status: 200, intendedStartMs: i,
-    startMs: i, firstTokenMs: i + 10, chunkMs: [i + 10, i + 20, i + 30], chunkTokens: [1, 1, 1], endMs: i + 31,
-    promptTokens: 12, outputTokens: 3, finishReason: 'length', ttftMs: 10, e2eMs: 30, tpotMs: 10, itlMs: [10, 10],
-    queueMs: 0, ttftFromIntendedMs: 10,
+    index: i,
+    requestId: `r${i}`,
+    warmup: false,
+    ok: true,
+    api: 'chat',
+    status: 200,
+    intendedStartMs: i,
+    startMs: i,
+    firstTokenMs: i + 10,
+    chunkMs: [i + 10, i + 20, i + 30],
+    chunkTokens: [1, 1, 1],
+    endMs: i + 31,
+    promptTokens: 12,
+    outputTokens: 3,
+    finishReason: 'length',
+    ttftMs: 10,
+    e2eMs: 30,
+    tpotMs: 10,
+    itlMs: [10, 10],
+    queueMs: 0,
+    ttftFromIntendedMs: 10,
   };
 }
 
@@ -109,11 +126,15 @@ describe('loadRun / listRuns: a missing or broken manifest (item 8)', () => {
   const cases: Array<[string, (file: string) => void, RegExp]> = [
     ['halfmanifest', (f) => fs.writeFileSync(f, fs.readFileSync(f, 'utf8').slice(0, 200)), /^manifest\.json is not valid JSON/],
     ['nullmanifest', (f) => fs.writeFileSync(f, 'null'), /^manifest\.json is not a LoadLab run manifest: expected a JSON object/],
-    ['notarget', (f) => {
-      const m = JSON.parse(fs.readFileSync(f, 'utf8'));
-      delete m.target;
-      fs.writeFileSync(f, JSON.stringify(m));
-    }, /^manifest\.json is not a LoadLab run manifest: missing 'target'/],
+    [
+      'notarget',
+      (f) => {
+        const m = JSON.parse(fs.readFileSync(f, 'utf8'));
+        delete m.target;
+        fs.writeFileSync(f, JSON.stringify(m));
+      },
+      /^manifest\.json is not a LoadLab run manifest: missing 'target'/,
+    ],
     ['nomanifest', (f) => fs.rmSync(f), /^manifest\.json is missing/],
   ];
   const root = path.join(tmp, 'manifests');

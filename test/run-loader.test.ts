@@ -18,15 +18,46 @@ const input: ManifestInput = {
 };
 
 const ok: RequestRecord = {
-  index: 0, requestId: 'r0', warmup: false, ok: true, api: 'chat', tag: 'short', status: 200,
-  intendedStartMs: 0, startMs: 1.5, headersMs: 5, firstChunkMs: 9, firstTokenMs: 10.25,
-  chunkMs: [10.25, 20.25, 40.25], chunkTokens: [1, 1, 1], endMs: 41, promptTokens: 12, outputTokens: 3,
-  cachedTokens: 0, finishReason: 'length', ttftMs: 8.75, e2eMs: 38.75, tpotMs: 15, itlMs: [10, 20],
-  queueMs: 1.5, ttftFromIntendedMs: 10.25,
+  index: 0,
+  requestId: 'r0',
+  warmup: false,
+  ok: true,
+  api: 'chat',
+  tag: 'short',
+  status: 200,
+  intendedStartMs: 0,
+  startMs: 1.5,
+  headersMs: 5,
+  firstChunkMs: 9,
+  firstTokenMs: 10.25,
+  chunkMs: [10.25, 20.25, 40.25],
+  chunkTokens: [1, 1, 1],
+  endMs: 41,
+  promptTokens: 12,
+  outputTokens: 3,
+  cachedTokens: 0,
+  finishReason: 'length',
+  ttftMs: 8.75,
+  e2eMs: 38.75,
+  tpotMs: 15,
+  itlMs: [10, 20],
+  queueMs: 1.5,
+  ttftFromIntendedMs: 10.25,
 };
 const failed: RequestRecord = {
-  index: 1, requestId: 'r1', warmup: false, ok: false, api: 'chat', status: 503, intendedStartMs: 5,
-  startMs: 5, chunkMs: [], chunkTokens: [], endMs: 7, itlMs: [], queueMs: 0,
+  index: 1,
+  requestId: 'r1',
+  warmup: false,
+  ok: false,
+  api: 'chat',
+  status: 503,
+  intendedStartMs: 5,
+  startMs: 5,
+  chunkMs: [],
+  chunkTokens: [],
+  endMs: 7,
+  itlMs: [],
+  queueMs: 0,
   error: { code: 'http_5xx', message: 'Service Unavailable' },
 };
 
@@ -56,7 +87,7 @@ describe('loadRun', () => {
     const dir = finishedRun(path.join(tmp, 'damaged'), [ok]);
     const file = path.join(dir, 'requests.jsonl');
     fs.appendFileSync(file, 'garbage{\n');
-    fs.appendFileSync(file, JSON.stringify({ ...failed, index: 2 }) + '\n');
+    fs.appendFileSync(file, `${JSON.stringify({ ...failed, index: 2 })}\n`);
     fs.appendFileSync(file, '{"hello":1}\n');
     fs.appendFileSync(file, JSON.stringify(failed).slice(0, 40)); // torn final write
     const run = loadRun(dir);
@@ -75,7 +106,9 @@ describe('loadRun', () => {
     expect(() => loadRun(dir)).toThrow(/is not a LoadLab run: no .*manifest\.json/);
     const m = { schema: 1, runId: 'x', load: {}, startedAt: 'now', clock: {}, status: 'complete' };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify({ ...m, target: {}, schema: 2 }));
-    expect(() => loadRun(dir)).toThrow(/bad[\\/]manifest\.json uses manifest schema 2, newer than this LoadLab .* update LoadLab/);
+    expect(() => loadRun(dir)).toThrow(
+      /bad[\\/]manifest\.json uses manifest schema 2, newer than this LoadLab .* update LoadLab/,
+    );
   });
 });
 

@@ -22,9 +22,23 @@ const input: ManifestInput = {
 
 function record(index: number): RequestRecord {
   return {
-    index, requestId: `r${index}`, warmup: false, ok: true, api: 'chat', intendedStartMs: index,
-    startMs: index, firstTokenMs: index + 10, chunkMs: [index + 10, index + 15], chunkTokens: [1, 1],
-    endMs: index + 15, outputTokens: 2, ttftMs: 10, e2eMs: 15, tpotMs: 5, itlMs: [5], queueMs: 0,
+    index,
+    requestId: `r${index}`,
+    warmup: false,
+    ok: true,
+    api: 'chat',
+    intendedStartMs: index,
+    startMs: index,
+    firstTokenMs: index + 10,
+    chunkMs: [index + 10, index + 15],
+    chunkTokens: [1, 1],
+    endMs: index + 15,
+    outputTokens: 2,
+    ttftMs: 10,
+    e2eMs: 15,
+    tpotMs: 5,
+    itlMs: [5],
+    queueMs: 0,
   };
 }
 
@@ -119,12 +133,22 @@ describe('createRun', () => {
   });
 
   it('never writes secrets: redacts manifest, extra JSON files and extra lines', () => {
-    const w = createRun({ dir: freshDir() }, {
-      ...input,
-      target: { ...input.target, flags: { 'api-key': 'sk-flag', 'max-num-seqs': 8 }, probe: { headers: { Authorization: 'Bearer sk-h' } } },
-      load: { shape: 'pool', options: { apiKey: 'sk-opt', maxTokens: 64, argv: ['--api-key', 'sk-argv', '--port', '8000', '--api-key=sk-eq'] } },
-      client: { api_key: 'sk-client' },
-    });
+    const w = createRun(
+      { dir: freshDir() },
+      {
+        ...input,
+        target: {
+          ...input.target,
+          flags: { 'api-key': 'sk-flag', 'max-num-seqs': 8 },
+          probe: { headers: { Authorization: 'Bearer sk-h' } },
+        },
+        load: {
+          shape: 'pool',
+          options: { apiKey: 'sk-opt', maxTokens: 64, argv: ['--api-key', 'sk-argv', '--port', '8000', '--api-key=sk-eq'] },
+        },
+        client: { api_key: 'sk-client' },
+      },
+    );
     w.writeJson('extra.json', { nested: { x_api_key: 'sk-extra', outputTokens: 5 } });
     w.appendLine('metrics.jsonl', { token: 'sk-line', t: 1 });
     w.finish(summarizeRun([]), { notes: ['ok'], client: { apiKey: 'sk-patch' } } as never);
@@ -148,14 +172,17 @@ describe('createRun', () => {
     const dir = freshDir();
     const script = path.join(tmp, 'child.ts');
     const store = path.resolve('src/run/store').replace(/\\/g, '/');
-    fs.writeFileSync(script, `
+    fs.writeFileSync(
+      script,
+      `
       import * as fs from 'node:fs';
       import { createRun } from '${store}';
       const w = createRun({ dir: ${JSON.stringify(dir)} }, ${JSON.stringify(input)});
       for (const r of ${JSON.stringify([0, 1, 2].map(record))}) w.append(r as never);
       fs.appendFileSync(w.path('requests.jsonl'), '{"index":3,"requestId":"r3","war'); // torn write
       process.kill(process.pid, 'SIGKILL');
-    `);
+    `,
+    );
     const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8' });
     expect(child.signal, child.stderr).toBe('SIGKILL');
     const run = loadRun(dir);

@@ -27,8 +27,21 @@ function processesMentioning(needle: string): string[] {
 
 describe('nvidia-smi output parsers', () => {
   it('reads --query-gpu CSV rows (nounits), [N/A] fields left out', () => {
-    expect(parseGpuQueryLine('0, 87, 20345, 24564, 312.45', 10)).toEqual({ tMs: 10, gpu: 0, utilPct: 87, memUsedMiB: 20345, memTotalMiB: 24564, powerW: 312.45 });
-    expect(parseGpuQueryLine('1, 0, 3, 24564, [N/A]', 0)).toEqual({ tMs: 0, gpu: 1, utilPct: 0, memUsedMiB: 3, memTotalMiB: 24564 });
+    expect(parseGpuQueryLine('0, 87, 20345, 24564, 312.45', 10)).toEqual({
+      tMs: 10,
+      gpu: 0,
+      utilPct: 87,
+      memUsedMiB: 20345,
+      memTotalMiB: 24564,
+      powerW: 312.45,
+    });
+    expect(parseGpuQueryLine('1, 0, 3, 24564, [N/A]', 0)).toEqual({
+      tMs: 0,
+      gpu: 1,
+      utilPct: 0,
+      memUsedMiB: 3,
+      memTotalMiB: 24564,
+    });
     expect(parseGpuQueryLine("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", 0)).toBeUndefined();
     expect(parseGpuQueryLine('0, [N/A], [N/A], [N/A], [N/A]', 0)).toBeUndefined();
   });
@@ -51,7 +64,13 @@ describe('startGpuSampler', () => {
     const file = join(dir, 'run', 'gpu.jsonl');
     const origin = performance.now();
     const logs: string[] = [];
-    const g = startGpuSampler({ bin: FAKE, intervalMs: 50, now: () => performance.now() - origin, file, log: (l) => logs.push(l) });
+    const g = startGpuSampler({
+      bin: FAKE,
+      intervalMs: 50,
+      now: () => performance.now() - origin,
+      file,
+      log: (l) => logs.push(l),
+    });
     expect(g.available).toBe(true);
     await sleep(600);
     const samples = await g.stop();
@@ -63,9 +82,15 @@ describe('startGpuSampler', () => {
     expect(query[1].utilPct).toBe(7);
     expect(pcie[0]).toMatchObject({ gpu: 0, pcieRxMBps: 100, pcieTxMBps: 30 });
     expect(pcie[0].utilPct).toBeUndefined(); // rows are never merged or filled in
-    for (const list of [query, pcie]) for (let i = 1; i < list.length; i++) expect(list[i].tMs).toBeGreaterThanOrEqual(list[i - 1].tMs);
+    for (const list of [query, pcie])
+      for (let i = 1; i < list.length; i++) expect(list[i].tMs).toBeGreaterThanOrEqual(list[i - 1].tMs);
     expect(samples.every((s) => s.tMs >= 0 && s.tMs < 2000)).toBe(true);
-    expect(readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))).toEqual(samples);
+    expect(
+      readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(samples);
     expect(logs).toEqual([]);
     expect(g.stop()).toBeInstanceOf(Promise);
   });
@@ -92,7 +117,11 @@ describe('startGpuSampler', () => {
 
   it('says once that nvidia-smi is absent, records nothing and never throws', async () => {
     const logs: string[] = [];
-    const g = startGpuSampler({ bin: 'nvidia-smi-not-installed-here', log: (l) => logs.push(l), file: join(dir, 'absent', 'gpu.jsonl') });
+    const g = startGpuSampler({
+      bin: 'nvidia-smi-not-installed-here',
+      log: (l) => logs.push(l),
+      file: join(dir, 'absent', 'gpu.jsonl'),
+    });
     expect(g.available).toBe(false);
     expect(g.reason).toMatch(/not found on PATH/);
     expect(logs).toHaveLength(1);

@@ -44,7 +44,10 @@ describe('openTarget with LOADLAB_VLLM_MODEL: launch, measure, restart with othe
       expect(manifest.target.mode).toBe('launched');
       expect(manifest.target.serverVersion).toBeTruthy();
       expect(manifest.target.cacheConfig.num_gpu_blocks).toBeTruthy();
-      const lines = readFileSync(join(run.dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const lines = readFileSync(join(run.dir, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const first = Math.min(...run.records.map((r) => r.startMs));
       const last = Math.max(...run.records.map((r) => r.endMs));
       expect(lines.filter((m) => m.tMs >= first && m.tMs <= last).length).toBeGreaterThan(0);

@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { PromRegistry } from '../src/sim/http/prom';
 import { histogramDelta, histogramQuantile, readHistogram } from '../src/observe/histogram';
 import {
-  findFamily, parsePromFloat, parsePrometheus, pickSamples, pickValue, PrometheusParseError, sumValues,
+  findFamily,
+  parsePromFloat,
+  parsePrometheus,
+  pickSamples,
+  pickValue,
+  PrometheusParseError,
+  sumValues,
 } from '../src/observe/prometheus';
 
 const fixture = (name: string) => readFileSync(join(__dirname, 'fixtures', name), 'utf8');
@@ -20,12 +26,13 @@ describe('parsePrometheus on vLLM text', () => {
     expect(f.samples).toEqual([{ name: 'vllm:num_requests_running', labels: { engine: '0', model_name: M }, value: 7 }]);
   });
 
-  it('groups a histogram\'s _bucket/_count/_sum into one family, le as a label', () => {
+  it("groups a histogram's _bucket/_count/_sum into one family, le as a label", () => {
     const f = findFamily(fams, 'vllm:time_to_first_token_seconds')!;
     expect(f.type).toBe('histogram');
     expect(f.samples.map((s) => s.name)).toEqual([
       ...Array(5).fill('vllm:time_to_first_token_seconds_bucket'),
-      'vllm:time_to_first_token_seconds_count', 'vllm:time_to_first_token_seconds_sum',
+      'vllm:time_to_first_token_seconds_count',
+      'vllm:time_to_first_token_seconds_sum',
     ]);
     expect(f.samples[4].labels).toEqual({ engine: '0', le: '+Inf', model_name: M });
     // prometheus_client writes _created as its own gauge family in format 0.0.4.
@@ -44,7 +51,12 @@ describe('parsePrometheus on vLLM text', () => {
 
   it('reads cache_config_info labels', () => {
     const [s] = pickSamples(fams, 'vllm:cache_config_info');
-    expect(s.labels).toMatchObject({ num_gpu_blocks: '9362', block_size: '16', enable_prefix_caching: 'True', num_cpu_blocks: 'None' });
+    expect(s.labels).toMatchObject({
+      num_gpu_blocks: '9362',
+      block_size: '16',
+      enable_prefix_caching: 'True',
+      num_cpu_blocks: 'None',
+    });
   });
 });
 
@@ -62,8 +74,14 @@ describe('parsePrometheus, format corners', () => {
 
   it('reads NaN, ±Inf, exponents, signs and optional timestamps', () => {
     const text = [
-      'a NaN', 'b +Inf', 'c -Inf', 'd 1.7687310882e+09', 'e 1e-05', 'f -3.5E2 1716000000123',
-      'g{x="1"} 42 -5', 'h{ x = "1" , y="2", } 7',
+      'a NaN',
+      'b +Inf',
+      'c -Inf',
+      'd 1.7687310882e+09',
+      'e 1e-05',
+      'f -3.5E2 1716000000123',
+      'g{x="1"} 42 -5',
+      'h{ x = "1" , y="2", } 7',
     ].join('\n');
     const fams = parsePrometheus(text);
     const v = (n: string) => pickValue(fams, n);
@@ -81,14 +99,23 @@ describe('parsePrometheus, format corners', () => {
 
   it('groups OpenMetrics-style counter and histogram series (_total, _created) under the declared name', () => {
     const text = [
-      '# TYPE vllm:prompt_tokens counter', '# HELP vllm:prompt_tokens Prefill tokens.',
-      'vllm:prompt_tokens_total{engine="0"} 5.0', 'vllm:prompt_tokens_created{engine="0"} 1.7e+09',
+      '# TYPE vllm:prompt_tokens counter',
+      '# HELP vllm:prompt_tokens Prefill tokens.',
+      'vllm:prompt_tokens_total{engine="0"} 5.0',
+      'vllm:prompt_tokens_created{engine="0"} 1.7e+09',
       '# TYPE lat histogram',
-      'lat_bucket{le="1.0"} 1', 'lat_bucket{le="+Inf"} 2', 'lat_count 2', 'lat_sum 3.5', 'lat_created 1.7e+09',
+      'lat_bucket{le="1.0"} 1',
+      'lat_bucket{le="+Inf"} 2',
+      'lat_count 2',
+      'lat_sum 3.5',
+      'lat_created 1.7e+09',
       '# EOF',
     ].join('\n');
     const fams = parsePrometheus(text);
-    expect(fams.map((f) => [f.name, f.type, f.samples.length])).toEqual([['vllm:prompt_tokens', 'counter', 2], ['lat', 'histogram', 5]]);
+    expect(fams.map((f) => [f.name, f.type, f.samples.length])).toEqual([
+      ['vllm:prompt_tokens', 'counter', 2],
+      ['lat', 'histogram', 5],
+    ]);
   });
 
   it('accepts comments, blank lines, CRLF and an exemplar', () => {
@@ -113,7 +140,7 @@ describe('parsePrometheus, format corners', () => {
   });
 });
 
-describe('the simulator\'s registry output round-trips', () => {
+describe("the simulator's registry output round-trips", () => {
   it('keeps counter _created with the counter and reads a histogram back', () => {
     const reg = new PromRegistry({ engine: '0', model_name: 'm' }, () => 1768731088.25);
     reg.counter('vllm:prompt_tokens', 'Prefill tokens.').inc(5);
@@ -121,7 +148,10 @@ describe('the simulator\'s registry output round-trips', () => {
     for (const v of [0.0005, 0.002, 0.002, 0.02]) h.observe(v);
     const fams = parsePrometheus(reg.render());
     const counter = findFamily(fams, 'vllm:prompt_tokens_total')!;
-    expect(counter.samples.map((s) => [s.name, s.value])).toEqual([['vllm:prompt_tokens_total', 5], ['vllm:prompt_tokens_created', 1768731088.25]]);
+    expect(counter.samples.map((s) => [s.name, s.value])).toEqual([
+      ['vllm:prompt_tokens_total', 5],
+      ['vllm:prompt_tokens_created', 1768731088.25],
+    ]);
     const hist = readHistogram(fams, 'loadlab:sim_step_lateness_seconds')!;
     expect(hist).toEqual({ le: [0.001, 0.005, 0.01, Infinity], counts: [1, 3, 3, 4], count: 4, sum: 0.0245 });
   });
@@ -146,9 +176,17 @@ describe('histograms', () => {
   });
 
   it('readHistogram sums engines', () => {
-    const text = ['# TYPE t histogram',
-      't_bucket{engine="0",le="1.0"} 1', 't_bucket{engine="0",le="+Inf"} 2', 't_count{engine="0"} 2', 't_sum{engine="0"} 3',
-      't_bucket{le="1.0",engine="1"} 4', 't_bucket{le="+Inf",engine="1"} 4', 't_count{engine="1"} 4', 't_sum{engine="1"} 1'].join('\n');
+    const text = [
+      '# TYPE t histogram',
+      't_bucket{engine="0",le="1.0"} 1',
+      't_bucket{engine="0",le="+Inf"} 2',
+      't_count{engine="0"} 2',
+      't_sum{engine="0"} 3',
+      't_bucket{le="1.0",engine="1"} 4',
+      't_bucket{le="+Inf",engine="1"} 4',
+      't_count{engine="1"} 4',
+      't_sum{engine="1"} 1',
+    ].join('\n');
     expect(readHistogram(parsePrometheus(text), 't')).toEqual({ le: [1, Infinity], counts: [5, 6], count: 6, sum: 4 });
     expect(readHistogram(parsePrometheus(text), 't', { engine: '1' })!.count).toBe(4);
     expect(readHistogram(parsePrometheus(text), 'absent')).toBeUndefined();

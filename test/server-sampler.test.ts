@@ -20,18 +20,25 @@ async function metricsServer(behave: (n: number) => { delayMs?: number; status?:
     setTimeout(() => {
       stats.inFlight--;
       res.writeHead(b.status ?? 200, { 'content-type': 'text/plain; version=0.0.4' });
-      res.end(b.body ?? [
-        '# TYPE vllm:num_requests_running gauge',
-        `vllm:num_requests_running{engine="0",model_name="m"} ${n % 4}`,
-        '# TYPE vllm:generation_tokens_total counter',
-        `vllm:generation_tokens_total{engine="0",model_name="m"} ${100 * n}.0`,
-        '# TYPE vllm:kv_cache_usage_perc gauge',
-        `vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.${n % 10}`,
-      ].join('\n') + '\n');
+      res.end(
+        b.body ??
+          `${[
+            '# TYPE vllm:num_requests_running gauge',
+            `vllm:num_requests_running{engine="0",model_name="m"} ${n % 4}`,
+            '# TYPE vllm:generation_tokens_total counter',
+            `vllm:generation_tokens_total{engine="0",model_name="m"} ${100 * n}.0`,
+            '# TYPE vllm:kv_cache_usage_perc gauge',
+            `vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.${n % 10}`,
+          ].join('\n')}\n`,
+      );
     }, b.delayMs ?? 0);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const close = () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); });
+  const close = () =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
   return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stats, close };
 }
 
@@ -45,7 +52,13 @@ describe('startMetricsSampler', () => {
     const origin = performance.now();
     const file = join(dir, 'run1', 'metrics.jsonl');
     const seen: MetricsSample[] = [];
-    const sampler = startMetricsSampler({ baseUrl: `${srv.baseUrl}/v1/`, intervalMs: 40, now: () => performance.now() - origin, file, onSample: (s) => seen.push(s) });
+    const sampler = startMetricsSampler({
+      baseUrl: `${srv.baseUrl}/v1/`,
+      intervalMs: 40,
+      now: () => performance.now() - origin,
+      file,
+      onSample: (s) => seen.push(s),
+    });
     await sleep(400);
     const samples = await sampler.stop();
     srv.stats.stopped = true;
@@ -79,9 +92,16 @@ describe('startMetricsSampler', () => {
   });
 
   it('counts and skips failed scrapes (HTTP 500, bad text, timeout) and keeps going', async () => {
-    const srv = await metricsServer((n) => (n === 1 ? { status: 500, body: 'boom' } : n === 2 ? { body: 'not{ prometheus' } : n === 3 ? { delayMs: 300 } : {}));
+    const srv = await metricsServer((n) =>
+      n === 1 ? { status: 500, body: 'boom' } : n === 2 ? { body: 'not{ prometheus' } : n === 3 ? { delayMs: 300 } : {},
+    );
     const errors: string[] = [];
-    const sampler = startMetricsSampler({ baseUrl: srv.baseUrl, intervalMs: 20, timeoutMs: 100, onError: (e) => errors.push(e.message) });
+    const sampler = startMetricsSampler({
+      baseUrl: srv.baseUrl,
+      intervalMs: 20,
+      timeoutMs: 100,
+      onError: (e) => errors.push(e.message),
+    });
     await sleep(450);
     await sampler.stop();
     await srv.close();
@@ -108,6 +128,8 @@ describe('startMetricsSampler', () => {
 
   it('rejects a bad interval or URL with the rule', () => {
     expect(() => startMetricsSampler({ baseUrl: 'http://127.0.0.1:1', intervalMs: 0 })).toThrow(/intervalMs must be > 0/);
-    expect(() => startMetricsSampler({ baseUrl: '127.0.0.1:8000' })).toThrow(/baseUrl must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8000/);
+    expect(() => startMetricsSampler({ baseUrl: '127.0.0.1:8000' })).toThrow(
+      /baseUrl must be an http\(s\) URL such as http:\/\/127\.0\.0\.1:8000/,
+    );
   });
 });

@@ -11,14 +11,29 @@ const scrape = (name: string) => parsePrometheus(readFileSync(join(__dirname, 'f
 describe('toMetricsSample', () => {
   it('maps current vLLM V1 names', () => {
     expect(toMetricsSample(scrape('vllm-metrics-v1.prom'), 1250)).toEqual({
-      tMs: 1250, running: 7, waiting: 3, kvUsage: 0.4375, preemptionsTotal: 2, promptTokensTotal: 52311,
-      generationTokensTotal: 18044, prefixQueriesTotal: 52311, prefixHitsTotal: 20480,
+      tMs: 1250,
+      running: 7,
+      waiting: 3,
+      kvUsage: 0.4375,
+      preemptionsTotal: 2,
+      promptTokensTotal: 52311,
+      generationTokensTotal: 18044,
+      prefixQueriesTotal: 52311,
+      prefixHitsTotal: 20480,
     });
   });
 
   it('maps old names (gpu_cache_usage_perc, gpu_prefix_cache_*) and sums over engines', () => {
     const s = toMetricsSample(scrape('vllm-metrics-old.prom'), 0);
-    expect(s).toMatchObject({ running: 9, waiting: 2, preemptionsTotal: 4, promptTokensTotal: 3000, generationTokensTotal: 700, prefixQueriesTotal: 3000, prefixHitsTotal: 480 });
+    expect(s).toMatchObject({
+      running: 9,
+      waiting: 2,
+      preemptionsTotal: 4,
+      promptTokensTotal: 3000,
+      generationTokensTotal: 700,
+      prefixQueriesTotal: 3000,
+      prefixHitsTotal: 480,
+    });
     // KV usage is per engine: averaged, weighted by each engine's block count (3000 and 1000).
     expect(s.kvUsage).toBeCloseTo((0.5 * 3000 + 0.25 * 1000) / 4000);
   });
@@ -36,12 +51,17 @@ describe('toMetricsSample', () => {
 });
 
 describe('simulator lateness', () => {
-  const lateness = (counts: number[]) => parsePrometheus([
-    '# TYPE loadlab:sim_step_lateness_seconds histogram',
-    ...['0.001', '0.002', '0.005', '+Inf'].map((le, i) => `loadlab:sim_step_lateness_seconds_bucket{engine="0",le="${le}"} ${counts[i]}`),
-    `loadlab:sim_step_lateness_seconds_count{engine="0"} ${counts[3]}`,
-    'loadlab:sim_step_lateness_seconds_sum{engine="0"} 0.1',
-  ].join('\n'));
+  const lateness = (counts: number[]) =>
+    parsePrometheus(
+      [
+        '# TYPE loadlab:sim_step_lateness_seconds histogram',
+        ...['0.001', '0.002', '0.005', '+Inf'].map(
+          (le, i) => `loadlab:sim_step_lateness_seconds_bucket{engine="0",le="${le}"} ${counts[i]}`,
+        ),
+        `loadlab:sim_step_lateness_seconds_count{engine="0"} ${counts[3]}`,
+        'loadlab:sim_step_lateness_seconds_sum{engine="0"} 0.1',
+      ].join('\n'),
+    );
 
   it('is the p99 of the steps between two scrapes, in ms', () => {
     const a = lateness([100, 100, 100, 100]);
@@ -57,9 +77,21 @@ describe('simulator lateness', () => {
 describe('cache_config_info', () => {
   it('returns the labels and parses the fields LoadLab uses', () => {
     const labels = cacheConfigInfo(scrape('vllm-metrics-v1.prom'))!;
-    expect(labels).toMatchObject({ block_size: '16', num_gpu_blocks: '9362', gpu_memory_utilization: '0.9', enable_prefix_caching: 'True', cache_dtype: 'auto', engine: '0' });
+    expect(labels).toMatchObject({
+      block_size: '16',
+      num_gpu_blocks: '9362',
+      gpu_memory_utilization: '0.9',
+      enable_prefix_caching: 'True',
+      cache_dtype: 'auto',
+      engine: '0',
+    });
     expect(summarizeCacheConfig(labels)).toEqual({
-      numGpuBlocks: 9362, blockSize: 16, kvCapacityTokens: 149792, gpuMemoryUtilization: 0.9, enablePrefixCaching: true, cacheDtype: 'auto',
+      numGpuBlocks: 9362,
+      blockSize: 16,
+      kvCapacityTokens: 149792,
+      gpuMemoryUtilization: 0.9,
+      enablePrefixCaching: true,
+      cacheDtype: 'auto',
     });
     expect(cacheConfigInfo(scrape('vllm-metrics-old.prom'), '1')!.num_gpu_blocks).toBe('1000');
     expect(cacheConfigInfo(parsePrometheus('x 1\n'))).toBeUndefined();
@@ -83,7 +115,12 @@ describe('counter deltas and rates', () => {
   });
 
   it('gives rates per second at interval midpoints', () => {
-    expect(counterRates(samples, 'generationTokensTotal').map((r) => [r.tMs, r.perSec])).toEqual([[125, 400], [375, 200], [625, 120], [875, 80]]);
+    expect(counterRates(samples, 'generationTokensTotal').map((r) => [r.tMs, r.perSec])).toEqual([
+      [125, 400],
+      [375, 200],
+      [625, 120],
+      [875, 80],
+    ]);
     expect(counterRates([s(0, 1)], 'generationTokensTotal')).toEqual([]);
     expect(counterRates([s(0, 1), s(0, 5)], 'generationTokensTotal')).toEqual([]); // no time between them
   });

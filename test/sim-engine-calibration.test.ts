@@ -47,7 +47,9 @@ describe('single stream', () => {
     const r = submit(h, 0, randomPrompt(seededRng(1), 50), { maxTokens: 100 });
     h.clock.runUntilIdle();
     const tpot = (r.outTimes[r.outTimes.length - 1] - r.outTimes[0]) / (r.outTimes.length - 1);
-    console.log(`single stream: TTFT ${ttft(r).toFixed(2)} ms, TPOT ${tpot.toFixed(2)} ms, median ITL ${median(itls(r)).toFixed(2)} ms`);
+    console.log(
+      `single stream: TTFT ${ttft(r).toFixed(2)} ms, TPOT ${tpot.toFixed(2)} ms, median ITL ${median(itls(r)).toFixed(2)} ms`,
+    );
     expect(r.outputTokens).toBe(100);
     expect(r.finish).toBe('length');
     expect(tpot).toBeGreaterThan(6);
@@ -74,10 +76,18 @@ describe('throughput vs concurrency (closed loop)', () => {
     }
     console.log(
       'output tok/s by concurrency: ' +
-        Object.entries(tput).map(([c, t]) => `${c}: ${t.toFixed(0)}`).join(', '),
+        Object.entries(tput)
+          .map(([c, t]) => `${c}: ${t.toFixed(0)}`)
+          .join(', '),
     );
     expect(tput[64]).toBeGreaterThanOrEqual(5 * tput[1]);
-    for (const [a, b] of [[1, 8], [8, 16], [16, 32], [32, 64]]) expect(tput[b]).toBeGreaterThan(tput[a]);
+    for (const [a, b] of [
+      [1, 8],
+      [8, 16],
+      [16, 32],
+      [32, 64],
+    ])
+      expect(tput[b]).toBeGreaterThan(tput[a]);
     // Flattening: relative gain 32→64 much smaller than 1→8.
     expect(tput[64] / tput[32]).toBeLessThan(0.5 * (tput[8] / tput[1]));
   });

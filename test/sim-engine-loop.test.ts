@@ -83,7 +83,9 @@ describe('step loop', () => {
     const base = { maxTokens: 1, minTokens: 0, naturalLength: 1, ignoreEos: false };
     expect(() => engine.add({ id: 'x', promptTokenIds: [], ...base }, () => {})).toThrow(/empty prompt/);
     expect(() => engine.add({ id: 'y', promptTokenIds: new Array(1024).fill(1), ...base }, () => {})).toThrow(/max_model_len/);
-    expect(() => engine.add({ id: 'z', promptTokenIds: new Array(200).fill(1), ...base }, () => {})).toThrow(/num-gpu-blocks-override/);
+    expect(() => engine.add({ id: 'z', promptTokenIds: new Array(200).fill(1), ...base }, () => {})).toThrow(
+      /num-gpu-blocks-override/,
+    );
     engine.add({ id: 'ok', promptTokenIds: [1, 2], ...base }, () => {});
     expect(() => engine.add({ id: 'ok', promptTokenIds: [1, 2], ...base }, () => {})).toThrow(/unique/);
     engine.close();
@@ -113,7 +115,9 @@ describe('drift correction', () => {
     const steps: StepInfo[] = [];
     const outs: EngineOutput[] = [];
     engine.onStep((s) => steps.push({ ...s }));
-    engine.add({ id: 'a', promptTokenIds: [1, 2, 3], maxTokens: 50, minTokens: 0, naturalLength: 50, ignoreEos: true }, (o) => outs.push(o));
+    engine.add({ id: 'a', promptTokenIds: [1, 2, 3], maxTokens: 50, minTokens: 0, naturalLength: 50, ignoreEos: true }, (o) =>
+      outs.push(o),
+    );
     vc.runUntilIdle();
     return { steps, outs, resyncs: engine.resyncs };
   }
@@ -138,9 +142,16 @@ describe('config', () => {
   it('applies vLLM V1 defaults for a <70 GiB GPU', () => {
     const c = resolveEngineConfig({});
     expect(c).toMatchObject({
-      maxModelLen: 32768, maxNumSeqs: 256, maxNumBatchedTokens: 2048, enableChunkedPrefill: true,
-      longPrefillTokenThreshold: 0, enablePrefixCaching: true, blockSize: 16, preemptionMode: 'recompute',
-      numCpuBlocks: 0, reserveFullIsl: true,
+      maxModelLen: 32768,
+      maxNumSeqs: 256,
+      maxNumBatchedTokens: 2048,
+      enableChunkedPrefill: true,
+      longPrefillTokenThreshold: 0,
+      enablePrefixCaching: true,
+      blockSize: 16,
+      preemptionMode: 'recompute',
+      numCpuBlocks: 0,
+      reserveFullIsl: true,
     });
     expect(c.numGpuBlocks).toBeGreaterThan(17_000);
     expect(c.numGpuBlocks).toBeLessThan(18_000);
@@ -159,10 +170,14 @@ describe('config', () => {
   });
 
   it('validates like vLLM, naming the fix', () => {
-    expect(() => resolveEngineConfig({ enableChunkedPrefill: false, maxNumBatchedTokens: 2048 })).toThrow(/raise --max-num-batched-tokens/);
+    expect(() => resolveEngineConfig({ enableChunkedPrefill: false, maxNumBatchedTokens: 2048 })).toThrow(
+      /raise --max-num-batched-tokens/,
+    );
     expect(() => resolveEngineConfig({ maxNumBatchedTokens: 128, maxNumSeqs: 256 })).toThrow(/must be ≥ --max-num-seqs 256/);
     expect(() => resolveEngineConfig({ gpuMemoryUtilization: 0 })).toThrow(/\(0, 1\]/);
-    expect(() => resolveEngineConfig({ gpuMemoryUtilization: 0.25 })).toThrow(/no memory left for the KV cache at --gpu-memory-utilization 0.25.*raise it/);
+    expect(() => resolveEngineConfig({ gpuMemoryUtilization: 0.25 })).toThrow(
+      /no memory left for the KV cache at --gpu-memory-utilization 0.25.*raise it/,
+    );
     expect(() => resolveEngineConfig({ gpuMemoryUtilization: 0.35 })).toThrow(/set --max-model-len ≤/);
     expect(resolveEngineConfig({ gpuMemoryUtilization: 0.35, maxModelLen: 8192 }).numGpuBlocks).toBeGreaterThan(1000);
     expect(() => resolveEngineConfig({ maxModelLen: 40000 })).toThrow(/max_position_embeddings/);
@@ -200,10 +215,11 @@ describe('clocks', () => {
     const t0 = c.now();
     const fired: [number, number][] = [];
     await new Promise<void>((resolve) => {
-      for (const d of [12, 3, 7]) c.at(t0 + d, () => {
-        fired.push([d, c.now() - t0]);
-        if (fired.length === 3) resolve();
-      });
+      for (const d of [12, 3, 7])
+        c.at(t0 + d, () => {
+          fired.push([d, c.now() - t0]);
+          if (fired.length === 3) resolve();
+        });
       c.at(t0 + 5, () => fired.push([-1, 0])).cancel();
     });
     expect(fired.map((f) => f[0])).toEqual([3, 7, 12]);

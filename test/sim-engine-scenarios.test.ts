@@ -115,7 +115,7 @@ describe('KV overcommit and preemption', () => {
     // Same run over a 10× slower host link: the swap traffic shows up in the step times.
     const slowLink = { ...DEFAULT_PROFILE, gpu: { ...DEFAULT_PROFILE.gpu, pcieBytesPerSec: 2.5e9 } };
     const slow = overcommit({ numGpuBlocksOverride: 1500, preemptionMode: 'swap' }, slowLink);
-    const swapMsAt = (bw: number) => (stats.swapOutBlocks + stats.swapInBlocks) * 917_504 / bw * 1e3;
+    const swapMsAt = (bw: number) => (((stats.swapOutBlocks + stats.swapInBlocks) * 917_504) / bw) * 1e3;
     expect(slow.makespanMs - overcommit({ numGpuBlocksOverride: 1500, preemptionMode: 'swap' }).makespanMs).toBeCloseTo(
       swapMsAt(2.5e9) - swapMsAt(25e9),
       3,

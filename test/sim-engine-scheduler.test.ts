@@ -26,7 +26,12 @@ function cfg(over: Partial<EngineConfig> = {}): EngineConfig {
 }
 
 let salt = 0;
-function req(id: string, promptLen: number, maxTokens = 1000, tokenBase = 1000 * (salt + 1)): SimRequest & { outs: EngineOutput[] } {
+function req(
+  id: string,
+  promptLen: number,
+  maxTokens = 1000,
+  tokenBase = 1000 * (salt + 1),
+): SimRequest & { outs: EngineOutput[] } {
   const prompt = Array.from({ length: promptLen }, (_, i) => tokenBase + i);
   const outs: EngineOutput[] = [];
   const r = newSimRequest(
@@ -56,7 +61,10 @@ describe('V1 schedule(): order and budget', () => {
     s.add(a);
     expect(step(s)).toMatchObject({ plan: [['a', 10]], outputs: ['a'] });
     s.add(req('b', 100));
-    expect(step(s).plan).toEqual([['a', 1], ['b', 63]]);
+    expect(step(s).plan).toEqual([
+      ['a', 1],
+      ['b', 63],
+    ]);
   });
 
   it('a running partial prefill takes its next chunk ahead of any waiting request', () => {
@@ -66,16 +74,29 @@ describe('V1 schedule(): order and budget', () => {
     s.add(req('short', 10));
     expect(step(s).plan).toEqual([['long', 64]]);
     expect(step(s).plan).toEqual([['long', 64]]);
-    expect(step(s)).toMatchObject({ plan: [['long', 8], ['short', 10]], outputs: ['long', 'short'] });
+    expect(step(s)).toMatchObject({
+      plan: [
+        ['long', 8],
+        ['short', 10],
+      ],
+      outputs: ['long', 'short'],
+    });
   });
 
   it('long_prefill_token_threshold caps running and newly admitted chunks', () => {
     const s = new Scheduler(cfg({ maxNumBatchedTokens: 256, longPrefillTokenThreshold: 32 }));
     s.add(req('a', 100));
     s.add(req('b', 100));
-    expect(step(s).plan).toEqual([['a', 32], ['b', 32]]);
+    expect(step(s).plan).toEqual([
+      ['a', 32],
+      ['b', 32],
+    ]);
     s.add(req('c', 10));
-    expect(step(s).plan).toEqual([['a', 32], ['b', 32], ['c', 10]]);
+    expect(step(s).plan).toEqual([
+      ['a', 32],
+      ['b', 32],
+      ['c', 10],
+    ]);
   });
 
   it('chunked prefill off: a prompt larger than the remaining budget stops admission (break)', () => {
@@ -85,7 +106,10 @@ describe('V1 schedule(): order and budget', () => {
     step(off);
     off.add(req('big', 255));
     off.add(req('small', 10));
-    expect(step(off).plan).toEqual([['a', 1], ['b', 1]]); // 255 > 256 − 2: break; small waits behind it
+    expect(step(off).plan).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]); // 255 > 256 − 2: break; small waits behind it
     expect(off.waiting.size).toBe(2);
     const on = new Scheduler(cfg({ maxModelLen: 256, maxNumBatchedTokens: 256 }));
     on.add(req('a', 10));
@@ -93,7 +117,11 @@ describe('V1 schedule(): order and budget', () => {
     step(on);
     on.add(req('big', 255));
     on.add(req('small', 10));
-    expect(step(on).plan).toEqual([['a', 1], ['b', 1], ['big', 254]]);
+    expect(step(on).plan).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['big', 254],
+    ]);
   });
 
   it('max_num_seqs caps the running set', () => {
@@ -188,7 +216,14 @@ describe('KV admission and growth', () => {
 
   it('kv usage = 1 − free/(numGpuBlocks − 1)', () => {
     const pool = new KvBlockPool({ numGpuBlocks: 11, blockSize: 16, enablePrefixCaching: true, numCpuBlocks: 0 });
-    const seq: KvSeq = { promptTokenIds: Array.from({ length: 48 }, (_, i) => i), salt: 1, blocks: [], hashes: [], registered: 0, cpuBlocks: 0 };
+    const seq: KvSeq = {
+      promptTokenIds: Array.from({ length: 48 }, (_, i) => i),
+      salt: 1,
+      blocks: [],
+      hashes: [],
+      registered: 0,
+      cpuBlocks: 0,
+    };
     expect(pool.usage()).toBe(0);
     expect(pool.allocate(seq, 0, 48)).toBe(true);
     expect(pool.usage()).toBeCloseTo(0.3, 12);
@@ -200,7 +235,14 @@ describe('KV admission and growth', () => {
 
 describe('prefix cache', () => {
   const pool = () => new KvBlockPool({ numGpuBlocks: 100, blockSize: 16, enablePrefixCaching: true, numCpuBlocks: 0 });
-  const seq = (tokens: number[], s = 1): KvSeq => ({ promptTokenIds: tokens, salt: s, blocks: [], hashes: [], registered: 0, cpuBlocks: 0 });
+  const seq = (tokens: number[], s = 1): KvSeq => ({
+    promptTokenIds: tokens,
+    salt: s,
+    blocks: [],
+    hashes: [],
+    registered: 0,
+    cpuBlocks: 0,
+  });
   const range = (n: number, base = 0) => Array.from({ length: n }, (_, i) => base + i);
 
   it('hits whole blocks only, capped at num_tokens − 1, and counts tokens', () => {

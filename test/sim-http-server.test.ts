@@ -46,10 +46,18 @@ async function metricValue(line: RegExp): Promise<number> {
 
 describe('simulated vLLM over HTTP', () => {
   it('streams a chat completion as vLLM: role chunk, token chunks, finish in the last, usage chunk, [DONE]', async () => {
-    const res = await post('/v1/chat/completions', {
-      model: sim.model, messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 6, ignore_eos: true,
-      stream: true, stream_options: { include_usage: true },
-    }, { 'x-request-id': 'lesson-1' });
+    const res = await post(
+      '/v1/chat/completions',
+      {
+        model: sim.model,
+        messages: [{ role: 'user', content: 'Say hello' }],
+        max_tokens: 6,
+        ignore_eos: true,
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { 'x-request-id': 'lesson-1' },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(res.headers.get('x-loadlab-sim')).toBe('1');
@@ -62,13 +70,17 @@ describe('simulated vLLM over HTTP', () => {
       expect(Object.keys(c).slice(0, 5)).toEqual(['id', 'object', 'created', 'model', 'choices']);
       expect(c).toMatchObject({ id: 'chatcmpl-lesson-1', object: 'chat.completion.chunk', created, model: sim.model });
     }
-    expect(data[0]).toBe(`{"id":"chatcmpl-lesson-1","object":"chat.completion.chunk","created":${created},"model":"${sim.model}",`
-      + '"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":null}');
+    expect(data[0]).toBe(
+      `{"id":"chatcmpl-lesson-1","object":"chat.completion.chunk","created":${created},"model":"${sim.model}",` +
+        '"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":null}',
+    );
     for (let i = 1; i <= 6; i++) {
       const ch = chunks[i].choices[0];
-      expect(Object.keys(ch)).toEqual(i < 6
-        ? ['index', 'delta', 'logprobs', 'finish_reason', 'token_ids']
-        : ['index', 'delta', 'logprobs', 'finish_reason', 'stop_reason', 'token_ids']);
+      expect(Object.keys(ch)).toEqual(
+        i < 6
+          ? ['index', 'delta', 'logprobs', 'finish_reason', 'token_ids']
+          : ['index', 'delta', 'logprobs', 'finish_reason', 'stop_reason', 'token_ids'],
+      );
       expect(Object.keys(ch.delta)).toEqual(['content']);
       expect(ch.finish_reason).toBe(i < 6 ? null : 'length');
       expect(chunks[i].usage).toBeUndefined();
@@ -80,7 +92,13 @@ describe('simulated vLLM over HTTP', () => {
   });
 
   it('streams a completion with "usage":null on every chunk, then the usage chunk', async () => {
-    const res = await post('/v1/completions', { prompt: 'The capital of France is', max_tokens: 4, ignore_eos: true, stream: true, stream_options: { include_usage: true } });
+    const res = await post('/v1/completions', {
+      prompt: 'The capital of France is',
+      max_tokens: 4,
+      ignore_eos: true,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const data = sseData(await res.text());
     expect(data).toHaveLength(4 + 1 + 1);
     const chunks = data.slice(0, 5).map((d) => JSON.parse(d));
@@ -89,7 +107,15 @@ describe('simulated vLLM over HTTP', () => {
       expect(chunks[i].object).toBe('text_completion');
       expect(Object.keys(chunks[i])).toEqual(['id', 'object', 'created', 'model', 'choices', 'usage']);
       expect(chunks[i].usage).toBeNull();
-      expect(Object.keys(chunks[i].choices[0])).toEqual(['index', 'text', 'logprobs', 'finish_reason', 'stop_reason', 'prompt_token_ids', 'token_ids']);
+      expect(Object.keys(chunks[i].choices[0])).toEqual([
+        'index',
+        'text',
+        'logprobs',
+        'finish_reason',
+        'stop_reason',
+        'prompt_token_ids',
+        'token_ids',
+      ]);
       expect(chunks[i].choices[0].finish_reason).toBe(i < 3 ? null : 'length');
     }
     expect(chunks[4].choices).toEqual([]);
@@ -98,14 +124,30 @@ describe('simulated vLLM over HTTP', () => {
 
   it('continuous_usage_stats puts running usage on every chunk, role chunk included', async () => {
     const res = await post('/v1/chat/completions', {
-      messages: [{ role: 'user', content: ZH }], max_completion_tokens: 5, max_tokens: 99, ignore_eos: true,
-      stream: true, stream_options: { include_usage: true, continuous_usage_stats: true },
+      messages: [{ role: 'user', content: ZH }],
+      max_completion_tokens: 5,
+      max_tokens: 99,
+      ignore_eos: true,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
     });
-    const chunks = sseData(await res.text()).slice(0, -1).map((d) => JSON.parse(d));
+    const chunks = sseData(await res.text())
+      .slice(0, -1)
+      .map((d) => JSON.parse(d));
     expect(chunks.map((c) => c.usage.completion_tokens)).toEqual([0, 1, 2, 3, 4, 5, 5]);
-    for (const c of chunks) expect(c.usage).toEqual({ prompt_tokens: 46, total_tokens: 46 + c.usage.completion_tokens, completion_tokens: c.usage.completion_tokens });
+    for (const c of chunks)
+      expect(c.usage).toEqual({
+        prompt_tokens: 46,
+        total_tokens: 46 + c.usage.completion_tokens,
+        completion_tokens: c.usage.completion_tokens,
+      });
     // A Chinese prompt gets Chinese pseudo-text.
-    expect(chunks.slice(1, 6).map((c) => c.choices[0].delta.content).join('')).toMatch(/[\u4e00-\u9fff]/);
+    expect(
+      chunks
+        .slice(1, 6)
+        .map((c) => c.choices[0].delta.content)
+        .join(''),
+    ).toMatch(/[\u4e00-\u9fff]/);
   });
 
   it('no usage chunk without stream_options; include_usage without continuous gives only the final one', async () => {
@@ -114,7 +156,11 @@ describe('simulated vLLM over HTTP', () => {
   });
 
   it('ignore_eos yields exactly max_tokens with finish_reason length (non-streamed)', async () => {
-    const res = await post('/v1/chat/completions', { messages: [{ role: 'user', content: 'Write a story' }], max_tokens: 40, ignore_eos: true });
+    const res = await post('/v1/chat/completions', {
+      messages: [{ role: 'user', content: 'Write a story' }],
+      max_tokens: 40,
+      ignore_eos: true,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-loadlab-sim')).toBe('1');
     const body = await json(res);
@@ -132,23 +178,32 @@ describe('simulated vLLM over HTTP', () => {
     expect(body.choices[0].finish_reason).toBe('length');
   });
 
-  it('rejects prompt + max_tokens > max_model_len with vLLM\'s 400', async () => {
+  it("rejects prompt + max_tokens > max_model_len with vLLM's 400", async () => {
     const res = await post('/v1/chat/completions', { messages: [{ role: 'user', content: ZH }], max_tokens: 32740 });
     expect(res.status).toBe(400);
     expect(res.headers.get('x-loadlab-sim')).toBe('1');
-    expect(await res.json()).toEqual({ error: {
-      message: "This model's maximum context length is 32768 tokens. However, you requested 32740 output tokens and your prompt contains 46 input tokens, for a total of 32786 tokens. Please reduce the length of the input prompt or the number of requested output tokens.",
-      type: 'BadRequestError', param: 'input_tokens', code: 400,
-    } });
+    expect(await res.json()).toEqual({
+      error: {
+        message:
+          "This model's maximum context length is 32768 tokens. However, you requested 32740 output tokens and your prompt contains 46 input tokens, for a total of 32786 tokens. Please reduce the length of the input prompt or the number of requested output tokens.",
+        type: 'BadRequestError',
+        param: 'input_tokens',
+        code: 400,
+      },
+    });
     const tooMany = await json(post('/v1/completions', { prompt: 'x', max_tokens: 40000 }));
-    expect(tooMany.error.message).toBe('max_tokens=40000 cannot be greater than max_model_len=max_total_tokens=32768. Please request fewer output tokens.');
+    expect(tooMany.error.message).toBe(
+      'max_tokens=40000 cannot be greater than max_model_len=max_total_tokens=32768. Please request fewer output tokens.',
+    );
     expect(tooMany.error.param).toBe('max_tokens');
   });
 
-  it('answers vLLM\'s other errors: unknown model 404, min_tokens > max_tokens, stream_options without stream, bad JSON', async () => {
+  it("answers vLLM's other errors: unknown model 404, min_tokens > max_tokens, stream_options without stream, bad JSON", async () => {
     const nf = await post('/v1/chat/completions', { model: 'foo', messages: [{ role: 'user', content: 'hi' }] });
     expect(nf.status).toBe(404);
-    expect(await nf.text()).toBe('{"error":{"message":"The model `foo` does not exist.","type":"NotFoundError","param":"model","code":404}}');
+    expect(await nf.text()).toBe(
+      '{"error":{"message":"The model `foo` does not exist.","type":"NotFoundError","param":"model","code":404}}',
+    );
     const mt = await post('/v1/completions', { prompt: 'hi', max_tokens: 5, min_tokens: 6 });
     expect(mt.status).toBe(400);
     expect((await json(mt)).error.param).toBe('min_tokens');
@@ -182,26 +237,52 @@ describe('simulated vLLM over HTTP', () => {
     expect(await v.json()).toEqual({ version: '0.19.0', loadlab_sim: true, simulated: true });
     const models = await json(fetch(`${sim.baseUrl}/v1/models`));
     expect(models.object).toBe('list');
-    expect(models.data[0]).toMatchObject({ id: sim.model, object: 'model', owned_by: 'vllm', root: sim.model, parent: null, max_model_len: 32768, loadlab_sim: true });
+    expect(models.data[0]).toMatchObject({
+      id: sim.model,
+      object: 'model',
+      owned_by: 'vllm',
+      root: sim.model,
+      parent: null,
+      max_model_len: 32768,
+      loadlab_sim: true,
+    });
     const h = await fetch(`${sim.baseUrl}/health`);
     expect(h.status).toBe(200);
     expect(await h.text()).toBe('');
     expect(h.headers.get('x-loadlab-sim')).toBe('1');
   });
 
-  it('/metrics has vLLM\'s series with engine/model_name labels, and counters rise after a request', async () => {
+  it("/metrics has vLLM's series with engine/model_name labels, and counters rise after a request", async () => {
     const text = await (await fetch(`${sim.baseUrl}/metrics`)).text();
     const lbl = `{engine="0",model_name="${sim.model}"}`;
-    for (const g of ['vllm:num_requests_running', 'vllm:num_requests_waiting', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc']) {
+    for (const g of [
+      'vllm:num_requests_running',
+      'vllm:num_requests_waiting',
+      'vllm:kv_cache_usage_perc',
+      'vllm:gpu_cache_usage_perc',
+    ]) {
       expect(text).toContain(`# TYPE ${g} gauge\n${g}${lbl} `);
     }
-    for (const c of ['vllm:num_preemptions', 'vllm:prompt_tokens', 'vllm:generation_tokens', 'vllm:prefix_cache_queries', 'vllm:prefix_cache_hits', 'loadlab:sim_steps']) {
+    for (const c of [
+      'vllm:num_preemptions',
+      'vllm:prompt_tokens',
+      'vllm:generation_tokens',
+      'vllm:prefix_cache_queries',
+      'vllm:prefix_cache_hits',
+      'loadlab:sim_steps',
+    ]) {
       expect(text).toContain(`# TYPE ${c}_total counter\n${c}_total${lbl} `);
       expect(text).toContain(`${c}_created${lbl} `);
     }
     expect(text).toContain(`vllm:request_success_total{engine="0",finished_reason="length",model_name="${sim.model}"} `);
-    for (const h of ['vllm:time_to_first_token_seconds', 'vllm:inter_token_latency_seconds', 'vllm:e2e_request_latency_seconds',
-      'vllm:request_queue_time_seconds', 'vllm:iteration_tokens_total', 'loadlab:sim_step_lateness_seconds']) {
+    for (const h of [
+      'vllm:time_to_first_token_seconds',
+      'vllm:inter_token_latency_seconds',
+      'vllm:e2e_request_latency_seconds',
+      'vllm:request_queue_time_seconds',
+      'vllm:iteration_tokens_total',
+      'loadlab:sim_step_lateness_seconds',
+    ]) {
       expect(text).toContain(`# TYPE ${h} histogram`);
       expect(text).toContain(`${h}_bucket{engine="0",le="+Inf",model_name="${sim.model}"} `);
       expect(text).toContain(`${h}_count${lbl} `);
@@ -209,12 +290,14 @@ describe('simulated vLLM over HTTP', () => {
     }
     expect(text).toContain(`vllm:time_to_first_token_seconds_bucket{engine="0",le="0.001",model_name="${sim.model}"} `);
     expect(text).toContain(`vllm:e2e_request_latency_seconds_bucket{engine="0",le="7680.0",model_name="${sim.model}"} `);
-    expect(text).toMatch(/^vllm:cache_config_info\{block_size="16",cache_dtype="auto",.*enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.92",.*num_gpu_blocks="\d+".*\} 1\.0$/m);
+    expect(text).toMatch(
+      /^vllm:cache_config_info\{block_size="16",cache_dtype="auto",.*enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.92",.*num_gpu_blocks="\d+".*\} 1\.0$/m,
+    );
     expect(text).toMatch(/^loadlab:sim_info\{.*simulated="true".*\} 1\.0$/m);
 
-    const gen = new RegExp(`^vllm:generation_tokens_total\\{`);
-    const ttft = new RegExp('^vllm:time_to_first_token_seconds_count\\{');
-    const ok = new RegExp('^vllm:request_success_total\\{engine="0",finished_reason="length"');
+    const gen = /^vllm:generation_tokens_total\{/;
+    const ttft = /^vllm:time_to_first_token_seconds_count\{/;
+    const ok = /^vllm:request_success_total\{engine="0",finished_reason="length"/;
     const before = [await metricValue(gen), await metricValue(ttft), await metricValue(ok)];
     await json(post('/v1/completions', { prompt: 'Count to ten', max_tokens: 7, ignore_eos: true }));
     const after = [await metricValue(gen), await metricValue(ttft), await metricValue(ok)];
@@ -226,7 +309,10 @@ describe('simulated vLLM over HTTP', () => {
   it('serves the official openai client (streamed chat)', async () => {
     const client = new OpenAI({ baseURL: `${sim.baseUrl}/v1`, apiKey: 'unused', maxRetries: 0 });
     const stream = await client.chat.completions.create({
-      model: sim.model, messages: [{ role: 'user', content: 'Tell me about GPUs' }], max_tokens: 8, stream: true,
+      model: sim.model,
+      messages: [{ role: 'user', content: 'Tell me about GPUs' }],
+      max_tokens: 8,
+      stream: true,
       stream_options: { include_usage: true },
     });
     let text = '';
@@ -246,7 +332,12 @@ describe('simulated vLLM over HTTP', () => {
   });
 
   it('aborts the engine request when the client goes away mid-stream', async () => {
-    const res = await post('/v1/completions', { prompt: 'A very long answer', max_tokens: 20000, ignore_eos: true, stream: true });
+    const res = await post('/v1/completions', {
+      prompt: 'A very long answer',
+      max_tokens: 20000,
+      ignore_eos: true,
+      stream: true,
+    });
     const reader = res.body!.getReader();
     await reader.read();
     await reader.cancel();
@@ -262,11 +353,15 @@ describe('simulated vLLM over HTTP', () => {
 
 describe('startSim', () => {
   it('rejects an unknown flag before starting a process, listing the known flags', async () => {
-    await expect(startSim({ extraArgs: ['--max-num-seqz', '4'] })).rejects.toThrow(/unknown flag --max-num-seqz[\s\S]*--max-num-seqs/);
+    await expect(startSim({ extraArgs: ['--max-num-seqz', '4'] })).rejects.toThrow(
+      /unknown flag --max-num-seqz[\s\S]*--max-num-seqs/,
+    );
   });
 
   it('rejects with the log tail when the simulator exits during startup', async () => {
-    await expect(startSim({ flags: { maxModelLen: 40000 } })).rejects.toThrow(/exited \(code 1\) before listening[\s\S]*max_position_embeddings 32768/);
+    await expect(startSim({ flags: { maxModelLen: 40000 } })).rejects.toThrow(
+      /exited \(code 1\) before listening[\s\S]*max_position_embeddings 32768/,
+    );
   });
 
   it('stop() leaves no process behind', async () => {

@@ -14,15 +14,28 @@ describe('SimTokenizer', () => {
   it('counts the course sentence as 17 tokens, +29 in the default chat template, +8 without a system block', () => {
     expect(tok.encodePrompt(ZH)).toHaveLength(17);
     expect(tok.encodeChat([{ role: 'user', content: ZH }])).toHaveLength(46);
-    expect(tok.encodeChat([{ role: 'system', content: '' }, { role: 'user', content: ZH }]).length).toBe(17 + 8 + 5);
+    expect(
+      tok.encodeChat([
+        { role: 'system', content: '' },
+        { role: 'user', content: ZH },
+      ]).length,
+    ).toBe(17 + 8 + 5);
     expect(tok.encodeChat([{ role: 'user', content: [{ type: 'text', text: ZH }] }])).toHaveLength(46);
   });
 
-  it('renders Qwen2.5\'s template', () => {
+  it("renders Qwen2.5's template", () => {
     expect(renderChat([{ role: 'user', content: 'hi' }])).toBe(
-      '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
-    expect(renderChat([{ role: 'system', content: 'S' }, { role: 'user', content: 'hi' }], { addGenerationPrompt: false })).toBe(
-      '<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n');
+      '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
+    );
+    expect(
+      renderChat(
+        [
+          { role: 'system', content: 'S' },
+          { role: 'user', content: 'hi' },
+        ],
+        { addGenerationPrompt: false },
+      ),
+    ).toBe('<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n');
   });
 
   it('caches repeated prompts', () => {
@@ -30,7 +43,7 @@ describe('SimTokenizer', () => {
     expect(tok.encodePrompt(long)).toBe(tok.encodePrompt(long));
   });
 
-  it('generates seeded text whose per-step pieces concatenate to the decoded ids, in the prompt\'s language', () => {
+  it("generates seeded text whose per-step pieces concatenate to the decoded ids, in the prompt's language", () => {
     for (const lang of ['en', 'zh'] as const) {
       const run = () => {
         const g = tok.textGen(lang, seededRng(42));

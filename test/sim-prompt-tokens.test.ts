@@ -56,7 +56,8 @@ describe('minPromptTokens', () => {
       '你好，世界。'.repeat(3000),
       '<|im_start|><|im_end|>'.repeat(1000),
     ];
-    for (const t of texts) expect(minPromptTokens(t.length, tok.maxTokenChars), t.slice(0, 12)).toBeLessThanOrEqual(tok.encodePrompt(t).length);
+    for (const t of texts)
+      expect(minPromptTokens(t.length, tok.maxTokenChars), t.slice(0, 12)).toBeLessThanOrEqual(tok.encodePrompt(t).length);
   });
 });
 
@@ -94,21 +95,26 @@ describe('OffLoopTokenizer', () => {
     expect(tok.cache.size).toBe(before);
   }, 60_000);
 
-  it('a request view knows its prompt; checkLength refuses what the characters already rule out with vLLM\'s 400', () => {
+  it("a request view knows its prompt; checkLength refuses what the characters already rule out with vLLM's 400", () => {
     const view = off.knowing('known text', [1, 2, 3]);
     expect(view.encodePrompt('known text')).toEqual([1, 2, 3]);
     expect(view.encodeChat([{ role: 'user', content: 'x' }])).toEqual(tok.encodeChat([{ role: 'user', content: 'x' }]));
-    expect(() => off.checkLength('x'.repeat(32768 * 1024), 5, 32768)).toThrow("This model's maximum context length is 32768 tokens. However, you requested 5 output tokens and your prompt contains at least 32768 input tokens");
+    expect(() => off.checkLength('x'.repeat(32768 * 1024), 5, 32768)).toThrow(
+      "This model's maximum context length is 32768 tokens. However, you requested 5 output tokens and your prompt contains at least 32768 input tokens",
+    );
     expect(() => off.checkLength('x'.repeat(32767 * 1024), 5, 32768)).not.toThrow();
   });
 });
 
 describe('TokenizePool', () => {
-  it('parses JSON in the worker, leaves out strings over the cut, and reports bad JSON with JSON.parse\'s message', async () => {
+  it("parses JSON in the worker, leaves out strings over the cut, and reports bad JSON with JSON.parse's message", async () => {
     const pool = new TokenizePool();
     try {
       expect(await pool.parseJson(Buffer.from('{"a":[1,"ü"]}'))).toEqual({ value: { a: [1, 'ü'] }, cutChars: 0 });
-      expect(await pool.parseJson(Buffer.from('{"a":"123456","b":["1234567"],"c":"x"}'), 5)).toEqual({ value: { a: '', b: [''], c: 'x' }, cutChars: 7 });
+      expect(await pool.parseJson(Buffer.from('{"a":"123456","b":["1234567"],"c":"x"}'), 5)).toEqual({
+        value: { a: '', b: [''], c: 'x' },
+        cutChars: 7,
+      });
       await expect(pool.parseJson(Buffer.from('{"a":'))).rejects.toThrow(/JSON/);
     } finally {
       await pool.close();

@@ -19,7 +19,8 @@ afterAll(async () => {
 
 function post(path: string, body: unknown): Promise<Response> {
   return fetch(`${sim.baseUrl}${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
   });
 }
@@ -53,7 +54,10 @@ async function chunks(res: Response | Promise<Response>): Promise<any[]> {
   expect(r.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
   const text = await r.text();
   expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
-  return text.split('\n\n').slice(0, -2).map((e) => JSON.parse(e.slice(6)));
+  return text
+    .split('\n\n')
+    .slice(0, -2)
+    .map((e) => JSON.parse(e.slice(6)));
 }
 
 describe('issue #17 item 4: client mistakes are 400s, never 500s with a stack', () => {
@@ -71,13 +75,18 @@ describe('issue #17 item 4: client mistakes are 400s, never 500s with a stack', 
     await expect400(post('/tokenize', { messages: [{ role: 'user', content: 5 }] }));
   });
 
-  it.each(['max_tokens', 'n', 'model', 'temperature', 'stop', 'messages', 'logprobs'])('arrays nested 10,000 deep in %s', async (key) => {
-    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
-    const base: Record<string, string> = { messages: JSON.stringify(M), max_tokens: '3' };
-    base[key] = deep;
-    const body = `{${Object.entries(base).map(([k, v]) => `"${k}":${v}`).join(',')}}`;
-    await expect400(post('/v1/chat/completions', body));
-  });
+  it.each(['max_tokens', 'n', 'model', 'temperature', 'stop', 'messages', 'logprobs'])(
+    'arrays nested 10,000 deep in %s',
+    async (key) => {
+      const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+      const base: Record<string, string> = { messages: JSON.stringify(M), max_tokens: '3' };
+      base[key] = deep;
+      const body = `{${Object.entries(base)
+        .map(([k, v]) => `"${k}":${v}`)
+        .join(',')}}`;
+      await expect400(post('/v1/chat/completions', body));
+    },
+  );
 
   it('a completions prompt nested 10,000 deep', async () => {
     await expect400(post('/v1/completions', `{"prompt":${'['.repeat(10_000)}1${']'.repeat(10_000)}}`));
@@ -100,7 +109,9 @@ describe('requests vLLM treats differently (the table)', () => {
   it('stream "true" (or 1) streams; ignore_eos "yes" is true', async () => {
     const cs = await chunks(chat({ stream: 'true', ignore_eos: 'yes', max_tokens: 5 }));
     expect(cs[0].choices[0].delta.role).toBe('assistant');
-    expect(cs.filter((x) => x.choices[0].delta.content !== undefined && !x.choices[0].delta.role).length).toBeGreaterThanOrEqual(1);
+    expect(cs.filter((x) => x.choices[0].delta.content !== undefined && !x.choices[0].delta.role).length).toBeGreaterThanOrEqual(
+      1,
+    );
     expect(cs.at(-1).choices[0].finish_reason).toBe('length');
     await chunks(chat({ stream: 1 }));
     await expect400(chat({ stream: 'maybe' }));
@@ -110,7 +121,9 @@ describe('requests vLLM treats differently (the table)', () => {
     const c = await ok(chat({ n: 3, max_tokens: 4, ignore_eos: true }));
     expect(c.choices.map((x: any) => x.index)).toEqual([0, 1, 2]);
     expect(c.usage.completion_tokens).toBe(12);
-    const cs = await chunks(chat({ n: '2', max_tokens: 4, ignore_eos: true, stream: true, stream_options: { include_usage: true } }));
+    const cs = await chunks(
+      chat({ n: '2', max_tokens: 4, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
+    );
     const roles = cs.filter((x) => x.choices[0]?.delta?.role);
     expect(roles.map((x) => x.choices[0].index).sort()).toEqual([0, 1]);
     const finishes = cs.filter((x) => x.choices[0]?.finish_reason);
@@ -126,7 +139,10 @@ describe('requests vLLM treats differently (the table)', () => {
   it('n choices cost n engine requests (vllm:request_success_total)', async () => {
     const total = async () => {
       const text = await (await fetch(`${sim.baseUrl}/metrics`)).text();
-      return text.split('\n').filter((l) => l.startsWith('vllm:request_success_total{')).reduce((a, l) => a + Number(l.split(' ').pop()), 0);
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('vllm:request_success_total{'))
+        .reduce((a, l) => a + Number(l.split(' ').pop()), 0);
     };
     const before = await total();
     await ok(chat({ n: 3, max_tokens: 2, ignore_eos: true }));
@@ -140,7 +156,9 @@ describe('requests vLLM treats differently (the table)', () => {
     expect(ch.stop_reason).toBe('.');
     expect(ch.message.content).not.toContain('.');
     expect(c.usage.completion_tokens).toBeLessThan(200);
-    const cs = await chunks(post('/v1/completions', { prompt: 'hi', stop: '.', max_tokens: 200, ignore_eos: true, stream: true }));
+    const cs = await chunks(
+      post('/v1/completions', { prompt: 'hi', stop: '.', max_tokens: 200, ignore_eos: true, stream: true }),
+    );
     const last = cs.at(-1).choices[0];
     expect(last.finish_reason).toBe('stop');
     expect(last.stop_reason).toBe('.');
@@ -174,13 +192,17 @@ describe('requests vLLM treats differently (the table)', () => {
 
   it('tools: "auto" (the default with tools) is refused without --enable-auto-tool-choice; "none" is accepted', async () => {
     const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } }];
-    expect(await expect400(chat({ tools }))).toBe('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set');
+    expect(await expect400(chat({ tools }))).toBe(
+      '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    );
     expect(await expect400(chat({ tools, tool_choice: 'auto' }))).toMatch(/enable-auto-tool-choice/);
     await ok(chat({ tools, tool_choice: 'none' }));
     await expect400(chat({ tools: 'x' }));
     await expect400(chat({ tools: [] }));
     expect(await expect400(chat({ tool_choice: 'auto' }))).toBe('When using `tool_choice`, `tools` must be set.');
-    expect(await expect400(chat({ tools, tool_choice: { type: 'function', function: { name: 'nope' } } }))).toMatch(/does not match any/);
+    expect(await expect400(chat({ tools, tool_choice: { type: 'function', function: { name: 'nope' } } }))).toMatch(
+      /does not match any/,
+    );
     expect(await expect400(chat({ tools, tool_choice: 'required' }))).toMatch(/simulator does not simulate forced tool calls/);
   });
 
@@ -194,12 +216,18 @@ describe('requests vLLM treats differently (the table)', () => {
   });
 
   it('invalid UTF-8 in the body is a 400', async () => {
-    const body = Buffer.concat([Buffer.from('{"messages":[{"role":"user","content":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}],"max_tokens":2}')]);
+    const body = Buffer.concat([
+      Buffer.from('{"messages":[{"role":"user","content":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}],"max_tokens":2}'),
+    ]);
     expect(await expect400(post('/v1/chat/completions', body))).toBe('There was an error parsing the body');
   });
 
   it('token ids outside the vocabulary are a 400', async () => {
-    expect(await expect400(post('/v1/completions', { prompt: [1, 999999999], max_tokens: 2 }))).toBe('Token id 999999999 is out of vocabulary');
+    expect(await expect400(post('/v1/completions', { prompt: [1, 999999999], max_tokens: 2 }))).toBe(
+      'Token id 999999999 is out of vocabulary',
+    );
     await ok(post('/v1/completions', { prompt: [1, 151643], max_tokens: 2 }));
   });
 
@@ -208,7 +236,7 @@ describe('requests vLLM treats differently (the table)', () => {
     expect((await chat({ model: 'nope' })).status).toBe(404);
   });
 
-  it('messages: [] is a 400 (Qwen2.5\'s chat template reads messages[0])', async () => {
+  it("messages: [] is a 400 (Qwen2.5's chat template reads messages[0])", async () => {
     await expect400(chat({ messages: [] }));
     await expect400(post('/tokenize', { messages: [] }));
   });

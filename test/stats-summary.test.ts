@@ -3,24 +3,51 @@ import { summarizeRun } from '../src/stats/summary';
 import type { ErrorCode, RequestRecord } from '../src/types';
 
 /** A successful record from token arrival times, derived fields as src/client/timing.ts defines them. */
-function okRecord(index: number, o: { intended: number; start: number; tokens: number[]; prompt: number; warmup?: boolean }): RequestRecord {
+function okRecord(
+  index: number,
+  o: { intended: number; start: number; tokens: number[]; prompt: number; warmup?: boolean },
+): RequestRecord {
   const first = o.tokens[0];
   const last = o.tokens[o.tokens.length - 1];
   const n = o.tokens.length;
   return {
-    index, requestId: `r${index}`, warmup: o.warmup ?? false, ok: true, api: 'chat', status: 200,
-    intendedStartMs: o.intended, startMs: o.start, firstTokenMs: first, chunkMs: o.tokens,
-    chunkTokens: o.tokens.map(() => 1), endMs: last, promptTokens: o.prompt, outputTokens: n,
-    ttftMs: first - o.start, e2eMs: last - o.start, tpotMs: n >= 2 ? (last - first) / (n - 1) : undefined,
-    itlMs: o.tokens.slice(1).map((t, i) => t - o.tokens[i]), queueMs: o.start - o.intended,
+    index,
+    requestId: `r${index}`,
+    warmup: o.warmup ?? false,
+    ok: true,
+    api: 'chat',
+    status: 200,
+    intendedStartMs: o.intended,
+    startMs: o.start,
+    firstTokenMs: first,
+    chunkMs: o.tokens,
+    chunkTokens: o.tokens.map(() => 1),
+    endMs: last,
+    promptTokens: o.prompt,
+    outputTokens: n,
+    ttftMs: first - o.start,
+    e2eMs: last - o.start,
+    tpotMs: n >= 2 ? (last - first) / (n - 1) : undefined,
+    itlMs: o.tokens.slice(1).map((t, i) => t - o.tokens[i]),
+    queueMs: o.start - o.intended,
     ttftFromIntendedMs: first - o.intended,
   };
 }
 
 function failed(index: number, intended: number, end: number, code: ErrorCode): RequestRecord {
   return {
-    index, requestId: `r${index}`, warmup: false, ok: false, api: 'chat', intendedStartMs: intended,
-    startMs: intended, chunkMs: [], chunkTokens: [], endMs: end, itlMs: [], queueMs: 0,
+    index,
+    requestId: `r${index}`,
+    warmup: false,
+    ok: false,
+    api: 'chat',
+    intendedStartMs: intended,
+    startMs: intended,
+    chunkMs: [],
+    chunkTokens: [],
+    endMs: end,
+    itlMs: [],
+    queueMs: 0,
     error: { code, message: code },
   };
 }

@@ -2,9 +2,9 @@
  * One real-browser check: two charts on one page (plotly.js inlined once, with the first) draw
  * in headless Chromium with no page error. Skipped when /usr/bin/chromium is missing.
  */
-import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { figureHtml, resetPlotlyInjection, scalingPoints, serverTimeline, tableHtml, throughputVsConcurrency } from '../src/view';
 import { metricsSamples, summary, timelineRecords } from './helpers/view-fixtures';
@@ -17,7 +17,9 @@ describe.skipIf(!hasChromium)('charts in headless Chromium', () => {
   it('draws every chart with its traces, plotly.js inlined once, no page errors', async () => {
     const { chromium } = await import('playwright-core');
     resetPlotlyInjection();
-    const pts = scalingPoints([1, 2, 4, 8].map((c) => ({ concurrency: c, summary: summary(c, [100, 190, 360, 380][Math.log2(c)]) })));
+    const pts = scalingPoints(
+      [1, 2, 4, 8].map((c) => ({ concurrency: c, summary: summary(c, [100, 190, 360, 380][Math.log2(c)]) })),
+    );
     const charts = [
       figureHtml(serverTimeline(timelineRecords(), metricsSamples(), { simulated: true })),
       figureHtml(throughputVsConcurrency(pts, { saturationAt: 4 })),
@@ -30,14 +32,24 @@ ${charts[0]}\n${tableHtml([{ a: 1.5, b: NaN }])}\n${charts[1]}</body></html>`;
     fs.writeFileSync(file, page);
     const context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const p = await context.newPage();
       const errors: string[] = [];
       p.on('pageerror', (e) => errors.push(String(e)));
-      p.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+      p.on('console', (m) => {
+        if (m.type() === 'error') errors.push(m.text());
+      });
       await p.goto(`file://${file}`);
       // Browser code as strings: the project compiles without the DOM lib.
       await p.waitForFunction(`document.querySelectorAll('.loadlab-plot .main-svg').length >= 2`, null, { timeout: 30000 });

@@ -1,13 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import {
-  abComparison, findSaturation, itlTimeSeries, latencyCdf, latencyThroughputTradeoff, percentileBars,
-  requestGantt, scalingPoints, serverTimeline, throughputVsConcurrency, counterIncrements,
+  abComparison,
+  findSaturation,
+  itlTimeSeries,
+  latencyCdf,
+  latencyThroughputTradeoff,
+  percentileBars,
+  requestGantt,
+  scalingPoints,
+  serverTimeline,
+  throughputVsConcurrency,
+  counterIncrements,
 } from '../src/view';
 import { metricsSamples, rec, summary, timelineRecords } from './helpers/view-fixtures';
 
 describe('latencyCdf', () => {
   it('draws a step line per series through sorted values and marks p50/p95/p99', () => {
-    const fig = latencyCdf([{ label: 'a', values: [30, 10, 20, NaN, 40] }, { label: 'b', values: [] }], { title: 'TTFT', unit: 'ms' });
+    const fig = latencyCdf(
+      [
+        { label: 'a', values: [30, 10, 20, NaN, 40] },
+        { label: 'b', values: [] },
+      ],
+      { title: 'TTFT', unit: 'ms' },
+    );
     expect(fig.data).toHaveLength(4); // line + markers per series
     expect(fig.data[0].x).toEqual([10, 20, 30, 40]);
     expect(fig.data[0].y).toEqual([0.25, 0.5, 0.75, 1]);
@@ -24,7 +39,13 @@ describe('latencyCdf', () => {
 
 describe('percentileBars', () => {
   it('one grouped trace per percentile, values straight from the summaries', () => {
-    const fig = percentileBars([{ label: 1, summary: summary(1) }, { label: 8, summary: summary(8) }], 'e2eMs');
+    const fig = percentileBars(
+      [
+        { label: 1, summary: summary(1) },
+        { label: 8, summary: summary(8) },
+      ],
+      'e2eMs',
+    );
     expect(fig.layout.barmode).toBe('group');
     expect(fig.data.map((t) => t.name)).toEqual(['p50', 'p95', 'p99']);
     expect(fig.data[0].x).toEqual(['1', '8']);
@@ -43,7 +64,12 @@ describe('findSaturation', () => {
   });
   it('normalises gaps that are not one doubling (per doubling)', () => {
     // 1 → 4 is two doublings: 100 → 118 is ~8.6% per doubling.
-    expect(findSaturation([{ concurrency: 4, outputTokensPerSec: 118 }, { concurrency: 1, outputTokensPerSec: 100 }])).toBe(1);
+    expect(
+      findSaturation([
+        { concurrency: 4, outputTokensPerSec: 118 },
+        { concurrency: 1, outputTokensPerSec: 100 },
+      ]),
+    ).toBe(1);
   });
   it('rejects a nonsense threshold with the fix', () => {
     expect(() => findSaturation(pts, { gainBelow: -1 })).toThrow(/gainBelow must be a fraction/);
@@ -78,7 +104,11 @@ describe('requestGantt', () => {
   it('splits each request into queued / waiting / decode bars in seconds, plus ticks and failures', () => {
     const fig = requestGantt(timelineRecords());
     expect(fig.data.map((t) => t.name)).toEqual([
-      'queued (client)', 'waiting for 1st token (queue + prefill)', 'decode', 'token chunks', 'failed',
+      'queued (client)',
+      'waiting for 1st token (queue + prefill)',
+      'decode',
+      'token chunks',
+      'failed',
     ]);
     const [queued, waiting, decode, ticks, failed] = fig.data;
     expect(queued).toMatchObject({ y: [1], base: [0], x: [0.05] });
@@ -94,7 +124,11 @@ describe('requestGantt', () => {
   it('colours decode by tag and can drop ticks', () => {
     const fig = requestGantt(timelineRecords(), { colorBy: 'tag', ticks: false });
     expect(fig.data.map((t) => t.name)).toEqual([
-      'queued (client)', 'waiting for 1st token (queue + prefill)', 'decode · short', 'decode · long', 'failed',
+      'queued (client)',
+      'waiting for 1st token (queue + prefill)',
+      'decode · short',
+      'decode · long',
+      'failed',
     ]);
   });
 });
@@ -116,7 +150,9 @@ describe('serverTimeline', () => {
   });
   it('shares one x axis across stacked panels', () => {
     expect(fig.data.every((t) => t.xaxis === 'x')).toBe(true);
-    const axes = ['yaxis', 'yaxis2', 'yaxis3', 'yaxis4'].map((k) => fig.layout[k] as { domain: [number, number]; anchor: string });
+    const axes = ['yaxis', 'yaxis2', 'yaxis3', 'yaxis4'].map(
+      (k) => fig.layout[k] as { domain: [number, number]; anchor: string },
+    );
     expect(fig.layout.yaxis5).toBeUndefined();
     for (const a of axes) expect(a.anchor).toBe('x');
     for (let i = 1; i < axes.length; i++) expect(axes[i].domain[1]).toBeLessThan(axes[i - 1].domain[0]); // top to bottom
@@ -136,21 +172,35 @@ describe('serverTimeline', () => {
   });
   it('adds GPU utilisation by default when samples are given', () => {
     const g = serverTimeline([rec(0, { start: 0, chunks: [10, 20] })], metricsSamples(), {
-      gpu: [{ tMs: 0, gpu: 0, utilPct: 50 }, { tMs: 100, gpu: 0, utilPct: 90 }], simulated: true,
+      gpu: [
+        { tMs: 0, gpu: 0, utilPct: 50 },
+        { tMs: 100, gpu: 0, utilPct: 90 },
+      ],
+      simulated: true,
     });
     expect(g.data.find((t) => t.name === 'GPU 0 util (%)')).toMatchObject({ yaxis: 'y3', y: [50, 90] });
     expect(g.layout.title?.text).toMatch(/\(simulated\)$/);
   });
   it('treats a counter that went down as a reset, as server/counters.ts does', () => {
-    expect(counterIncrements([{ tMs: 0, preemptionsTotal: 5 }, { tMs: 1, preemptionsTotal: 2 }], 'preemptionsTotal'))
-      .toEqual([{ tMs: 1, inc: 2, dtMs: 1 }]);
+    expect(
+      counterIncrements(
+        [
+          { tMs: 0, preemptionsTotal: 5 },
+          { tMs: 1, preemptionsTotal: 2 },
+        ],
+        'preemptionsTotal',
+      ),
+    ).toEqual([{ tMs: 1, inc: 2, dtMs: 1 }]);
   });
 });
 
 describe('abComparison', () => {
   it('plots the percentile of each variant with CI error bars', () => {
     const fig = abComparison(
-      [{ label: 'A', values: [1, 2, 3, 4, 5], ci: { lo: 2, hi: 4.5 } }, { label: 'B', values: [10, 20, 30] }],
+      [
+        { label: 'A', values: [1, 2, 3, 4, 5], ci: { lo: 2, hi: 4.5 } },
+        { label: 'B', values: [10, 20, 30] },
+      ],
       { metric: 'TTFT', percentile: 'p50' },
     );
     expect(fig.data).toHaveLength(1);

@@ -34,11 +34,29 @@ console.log(JSON.stringify({ before, after: loaded(), cols: df.columns.length })
     expect(out.cols).toBe(23);
   });
 
-  it('compiled to CommonJS (as tslab loads src/): loader loads no danfojs; recordsToDataFrame works', { timeout: 120_000 }, () => {
+  it('compiled to CommonJS (as tslab loads src/): loader loads no danfojs; recordsToDataFrame works', {
+    timeout: 120_000,
+  }, () => {
     node([
-      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--module', 'commonjs', '--moduleResolution', 'node10',
-      '--target', 'es2022', '--lib', 'es2022', '--types', 'node', '--skipLibCheck', '--esModuleInterop',
-      '--rootDir', join(ROOT, 'src'), '--outDir', tmp, join(ROOT, 'src', 'run', 'loader.ts'), join(ROOT, 'src', 'view', 'frame.ts'),
+      join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '--module',
+      'commonjs',
+      '--moduleResolution',
+      'node10',
+      '--target',
+      'es2022',
+      '--lib',
+      'es2022',
+      '--types',
+      'node',
+      '--skipLibCheck',
+      '--esModuleInterop',
+      '--rootDir',
+      join(ROOT, 'src'),
+      '--outDir',
+      tmp,
+      join(ROOT, 'src', 'run', 'loader.ts'),
+      join(ROOT, 'src', 'view', 'frame.ts'),
     ]);
     const script = `${PROBE}
 require(${JSON.stringify(join(tmp, 'run', 'loader.js'))});

@@ -42,7 +42,10 @@ describe('recordsToDataFrame in a tslab kernel', () => {
     ];
     const env = { ...process.env, PATH: `${join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` };
     const raw = execFileSync('/usr/bin/python3', ['-c', DRIVER, join(ROOT, 'notebooks'), JSON.stringify(cells)], {
-      env, encoding: 'utf8', timeout: 300_000, stdio: ['ignore', 'pipe', 'ignore'],
+      env,
+      encoding: 'utf8',
+      timeout: 300_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
     const [imported, framed] = JSON.parse(raw.trim().split('\n').pop()!) as Array<{ out: string; err: string }>;
     expect(imported.err).toBe(''); // tslab compiled src/ without a type error

@@ -28,7 +28,9 @@ describe('chart percentiles are stats/percentile, to the bit', () => {
       const values = samples(1000 + k, 3 + (k % 53));
       for (const p of [50, 95, 99, 'p99.9']) {
         const pNum = typeof p === 'number' ? p : 99.9;
-        expect(abComparison([{ label: 'A', values }], { metric: 'TTFT', percentile: p }).data[0].y).toEqual([percentile(values, pNum)]);
+        expect(abComparison([{ label: 'A', values }], { metric: 'TTFT', percentile: p }).data[0].y).toEqual([
+          percentile(values, pNum),
+        ]);
       }
     }
   });

@@ -14,13 +14,21 @@ describe('labels from the run manifest', () => {
   });
 
   it('compareTable: caption from the manifests; a server column when the rows come from different servers', () => {
-    const same = [{ label: 'a', ...simRun }, { label: 'b', ...simRun }];
+    const same = [
+      { label: 'a', ...simRun },
+      { label: 'b', ...simRun },
+    ];
     expect(compareTable(same, undefined, { simulated: false })).toContain('Runs compared (simulated)</caption>');
     expect(compareRows(same)[0]).not.toHaveProperty('server');
-    const mixed = [{ label: 'sim', ...simRun }, { label: '4090', ...gpuRun }];
+    const mixed = [
+      { label: 'sim', ...simRun },
+      { label: '4090', ...gpuRun },
+    ];
     expect(compareTable(mixed)).toContain('Runs compared (simulated and real runs mixed)</caption>');
     expect(compareRows(mixed).map((r) => r.server)).toEqual(['simulated 0.19.0', 'vLLM 0.11.0']);
-    expect(compareTable([{ label: 'gpu', ...gpuRun }], undefined, { simulated: true })).toContain('<caption>Runs compared</caption>');
+    expect(compareTable([{ label: 'gpu', ...gpuRun }], undefined, { simulated: true })).toContain(
+      '<caption>Runs compared</caption>',
+    );
   });
 
   it('charts: the title says simulated, real or mixed from the runs given', () => {
@@ -30,6 +38,8 @@ describe('labels from the run manifest', () => {
     expect(requestGantt(timelineRecords(), { title: 'T', simulated: [gpuRun] }).layout.title).toEqual({ text: 'T' });
     const bars = percentileBars([{ label: 'a', summary: simRun.summary }], 'e2eMs', { title: 'B', simulated: [simRun, gpuRun] });
     expect(bars.layout.title).toEqual({ text: 'B (simulated and real runs mixed)' });
-    expect(latencyCdf([{ label: 'x', values: [1, 2, 3] }], { title: 'C', simulated: true }).layout.title).toEqual({ text: 'C (simulated)' });
+    expect(latencyCdf([{ label: 'x', values: [1, 2, 3] }], { title: 'C', simulated: true }).layout.title).toEqual({
+      text: 'C (simulated)',
+    });
   });
 });

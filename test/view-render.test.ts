@@ -1,11 +1,14 @@
-import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { figureHtml, plotlyInjected, resetPlotlyInjection, saveFigure, setHtmlDisplay, show, type Figure } from '../src/view';
 
 const LIB = 'plotly.js v'; // banner at the top of plotly.min.js
-const fig: Figure = { data: [{ type: 'scatter', x: [1, 2], y: [3, NaN], name: '</script><b>' }], layout: { title: { text: 't' } } };
+const fig: Figure = {
+  data: [{ type: 'scatter', x: [1, 2], y: [3, NaN], name: '</script><b>' }],
+  layout: { title: { text: 't' } },
+};
 
 beforeEach(() => resetPlotlyInjection());
 afterEach(() => setHtmlDisplay(undefined));
@@ -51,7 +54,11 @@ describe('show', () => {
     expect(shown[1]).not.toContain(LIB);
   });
   it('keeps the library pending when the kernel display fails', () => {
-    setHtmlDisplay({ html: () => { throw new Error('Not ready'); } });
+    setHtmlDisplay({
+      html: () => {
+        throw new Error('Not ready');
+      },
+    });
     show(fig);
     expect(plotlyInjected()).toBe(false);
   });

@@ -22,15 +22,33 @@ describe('formatCell', () => {
 
 describe('table', () => {
   it('renders an HTML table with fixed digits per column, integer columns without decimals, NaN as —', () => {
-    const html = tableHtml([{ name: 'a<b', n: 3, ms: 1.23456 }, { name: 'c', n: 10, ms: NaN }], { caption: 'Cap', digits: 1 });
+    const html = tableHtml(
+      [
+        { name: 'a<b', n: 3, ms: 1.23456 },
+        { name: 'c', n: 10, ms: NaN },
+      ],
+      { caption: 'Cap', digits: 1 },
+    );
     expect(html).toMatch(/^<table class="loadlab-table"><caption>Cap<\/caption>/);
     expect(html).toContain('<th style="text-align:left">name</th><th style="text-align:right">n</th>');
-    expect(cells(html)).toEqual([['a&lt;b', '3', '1.2'], ['c', '10', '—']]);
+    expect(cells(html)).toEqual([
+      ['a&lt;b', '3', '1.2'],
+      ['c', '10', '—'],
+    ]);
     expect(cells(tableHtml([{ x: 1.5 }], { digits: { x: 3 } }))).toEqual([['1.500']]);
   });
   it('accepts a danfojs-style DataFrame (columns + values), keeping NaN', () => {
-    const df = { columns: ['a', 'b'], values: [[1.5, 'x'], [NaN, 'y']] };
-    expect(cells(tableHtml(df))).toEqual([['1.50', 'x'], ['—', 'y']]);
+    const df = {
+      columns: ['a', 'b'],
+      values: [
+        [1.5, 'x'],
+        [NaN, 'y'],
+      ],
+    };
+    expect(cells(tableHtml(df))).toEqual([
+      ['1.50', 'x'],
+      ['—', 'y'],
+    ]);
   });
   it('returns the HTML outside a kernel, and nothing once a display took it', () => {
     expect(table([{ a: 1 }])).toContain('<table');
@@ -53,11 +71,17 @@ describe('summaryTable / compareTable', () => {
     expect(cells(html)[0].slice(0, 4)).toEqual(['TTFT', '10', '22.0', '20.0']);
   });
   it('puts runs in rows with E2E/TTFT percentiles and throughput', () => {
-    const items = [{ label: 1, summary: summary(1) }, { label: 4, summary: summary(4) }];
+    const items = [
+      { label: 1, summary: summary(1) },
+      { label: 4, summary: summary(4) },
+    ];
     const rows = compareRows(items);
     expect(rows[1]).toMatchObject({ run: '4', 'E2E p50 ms': 400, 'E2E p99 ms': 1200, 'TTFT p95 ms': 80, 'output tok/s': 400 });
     const custom = compareRows(items, [{ header: 'TPOT p50 ms', value: (s) => s.tpotMs.p50 }]);
-    expect(custom).toEqual([{ run: '1', 'TPOT p50 ms': 5 }, { run: '4', 'TPOT p50 ms': 5 }]);
+    expect(custom).toEqual([
+      { run: '1', 'TPOT p50 ms': 5 },
+      { run: '4', 'TPOT p50 ms': 5 },
+    ]);
     expect(compareTable(items)).toContain('<caption>Runs compared</caption>');
   });
 });

@@ -14,15 +14,25 @@ import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
 
 describe('chunk bytes', () => {
   const head = chunkHead({ api: 'chat', id: 'chatcmpl-1', created: 7, model: 'm' });
-  it('writes vLLM\'s chat role, token, finishing and usage chunks', () => {
-    expect(chunkJson('chat', head, { role: true })).toBe('{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":null}');
-    expect(chunkJson('chat', head, { text: 'Hello' })).toBe('{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null,"token_ids":null}]}');
-    expect(chunkJson('chat', head, { index: 1, text: '天', finishReason: 'stop', stopReason: 151336 })).toContain('{"index":1,"delta":{"content":"天"},"logprobs":null,"finish_reason":"stop","stop_reason":151336,"token_ids":null}');
-    expect(usageChunkJson(head, usageJson({ promptTokens: 12, completionTokens: 128 }))).toBe('{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[],"usage":{"prompt_tokens":12,"total_tokens":140,"completion_tokens":128}}');
+  it("writes vLLM's chat role, token, finishing and usage chunks", () => {
+    expect(chunkJson('chat', head, { role: true })).toBe(
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":null}',
+    );
+    expect(chunkJson('chat', head, { text: 'Hello' })).toBe(
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null,"token_ids":null}]}',
+    );
+    expect(chunkJson('chat', head, { index: 1, text: '天', finishReason: 'stop', stopReason: 151336 })).toContain(
+      '{"index":1,"delta":{"content":"天"},"logprobs":null,"finish_reason":"stop","stop_reason":151336,"token_ids":null}',
+    );
+    expect(usageChunkJson(head, usageJson({ promptTokens: 12, completionTokens: 128 }))).toBe(
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[],"usage":{"prompt_tokens":12,"total_tokens":140,"completion_tokens":128}}',
+    );
   });
   it('writes vLLM\'s completions chunk with "usage":null', () => {
     const h = chunkHead({ api: 'completions', id: 'cmpl-1', created: 7, model: 'm' });
-    expect(chunkJson('completions', h, { text: ' and' })).toBe('{"id":"cmpl-1","object":"text_completion","created":7,"model":"m","choices":[{"index":0,"text":" and","logprobs":null,"finish_reason":null,"stop_reason":null,"prompt_token_ids":null,"token_ids":null}],"usage":null}');
+    expect(chunkJson('completions', h, { text: ' and' })).toBe(
+      '{"id":"cmpl-1","object":"text_completion","created":7,"model":"m","choices":[{"index":0,"text":" and","logprobs":null,"finish_reason":null,"stop_reason":null,"prompt_token_ids":null,"token_ids":null}],"usage":null}',
+    );
   });
 });
 
@@ -30,11 +40,15 @@ describe('chunk bytes', () => {
 function rebuild(raw: string): string {
   const c = JSON.parse(raw);
   const h: ChunkHead = { api: 'chat', id: c.id, created: c.created, model: c.model };
-  const usage = c.usage ? usageJson({ promptTokens: c.usage.prompt_tokens, completionTokens: c.usage.completion_tokens }) : undefined;
+  const usage = c.usage
+    ? usageJson({ promptTokens: c.usage.prompt_tokens, completionTokens: c.usage.completion_tokens })
+    : undefined;
   const extra = c.t !== undefined ? `,"t":${raw.slice(raw.lastIndexOf('"t":') + 4, -1)}` : undefined;
   if (c.choices.length === 0) return usageChunkJson(chunkHead(h), usage!);
   const ch = c.choices[0];
-  const parts = ch.delta.role ? { role: true } : { text: ch.delta.content, finishReason: ch.finish_reason ?? undefined, stopReason: ch.stop_reason };
+  const parts = ch.delta.role
+    ? { role: true }
+    : { text: ch.delta.content, finishReason: ch.finish_reason ?? undefined, stopReason: ch.stop_reason };
   return chunkJson('chat', chunkHead(h), parts, { usage, extra });
 }
 
@@ -42,7 +56,12 @@ function rebuild(raw: string): string {
 function shape(raw: string): string[] {
   const out: string[] = [];
   const walk = (v: unknown, path: string) => {
-    if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) if (k !== 't') { out.push(`${path}.${k}`); walk(x, `${path}.${k}`); }
+    if (v && typeof v === 'object')
+      for (const [k, x] of Object.entries(v))
+        if (k !== 't') {
+          out.push(`${path}.${k}`);
+          walk(x, `${path}.${k}`);
+        }
   };
   walk(JSON.parse(raw), '');
   return out;
@@ -50,8 +69,15 @@ function shape(raw: string): string[] {
 
 async function events(url: string, body: Record<string, unknown>): Promise<string[]> {
   const res = await fetch(`${url}/v1/chat/completions`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], max_tokens: 3, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true }, ...body }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 3,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+      ...body,
+    }),
   });
   expect(res.status).toBe(200);
   const text = await res.text();
@@ -71,7 +97,9 @@ beforeAll(async () => {
   sim = await startSim({ extraArgs: ['--stats-interval-s', '0'] });
   nul = await startNullServer(0);
   scripted = await startScriptedServer({ gapMs: 1 });
-  source = spawn(process.execPath, ['--import', 'tsx', 'bench/sse-source.ts', '{"gapMs":1}'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  source = spawn(process.execPath, ['--import', 'tsx', 'bench/sse-source.ts', '{"gapMs":1}'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   source.stdout!.setEncoding('utf8');
   while (!/LISTENING (\d+)/.test(out)) out += (await once(source.stdout!, 'data'))[0];

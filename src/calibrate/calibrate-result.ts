@@ -87,7 +87,10 @@ export interface PassFigures {
  * @param fallbackWallMs window used when the records have no chunk, ms.
  */
 export function passFigures(
-  records: readonly RequestRecord[], sent: Record<string, number[]>, offsetMs: number, fallbackWallMs: number,
+  records: readonly RequestRecord[],
+  sent: Record<string, number[]>,
+  offsetMs: number,
+  fallbackWallMs: number,
 ): PassFigures {
   const stampErrorsMs: number[] = [];
   let events = 0;
@@ -149,9 +152,15 @@ export function calibrationPass(f: PassFigures, c: PassContext): CalibrationPass
 }
 
 /** The pass-derived fields of a `ClientCalibration`: ceiling, busiest paced pass that kept up, first that did not, ok. */
-export function judgePasses(passes: readonly CalibrationPass[]): Pick<ClientCalibration, 'ceilingEventsPerSec' | 'keptUpTo' | 'fellBehindAt' | 'ok'> {
+export function judgePasses(
+  passes: readonly CalibrationPass[],
+): Pick<ClientCalibration, 'ceilingEventsPerSec' | 'keptUpTo' | 'fellBehindAt' | 'ok'> {
   const paced = passes.filter((p) => p.mode === 'paced');
-  const pick = (p: CalibrationPass) => ({ concurrency: p.concurrency, eventsPerSec: p.eventsPerSec, stampErrorP99Ms: p.stampErrorP99Ms });
+  const pick = (p: CalibrationPass) => ({
+    concurrency: p.concurrency,
+    eventsPerSec: p.eventsPerSec,
+    stampErrorP99Ms: p.stampErrorP99Ms,
+  });
   const kept = paced.filter((p) => p.keptUp);
   const busiest = kept.reduce<CalibrationPass | undefined>((b, p) => (!b || p.eventsPerSec > b.eventsPerSec ? p : b), undefined);
   const behind = paced.find((p) => !p.keptUp);
@@ -173,7 +182,8 @@ export function calibrationVerdict(c: Omit<ClientCalibration, 'verdict'>): strin
     parts.push(
       `Flat out, this client handled ${f0(flat.eventsPerSec)} SSE events/s over ${streams(flat.concurrency)} ` +
         `(client CPU ${f0(flat.clientCpuPercent)} %, null server ${f0(flat.serverCpuPercent)} % of a core` +
-        (flat.serverCpuPercent >= 85 ? '; the server side was the limit, so the client can do more' : '') + ').',
+        (flat.serverCpuPercent >= 85 ? '; the server side was the limit, so the client can do more' : '') +
+        ').',
     );
   }
   if (c.ok && c.keptUpTo) {
@@ -199,6 +209,7 @@ export function calibrationVerdict(c: Omit<ClientCalibration, 'verdict'>): strin
       parts.push('Run fewer streams per process, or give the client a core of its own.');
     }
   }
-  if (c.loadAverage1m > c.cores) parts.push(`The machine was busy (load average ${c.loadAverage1m.toFixed(2)} on ${c.cores} cores).`);
+  if (c.loadAverage1m > c.cores)
+    parts.push(`The machine was busy (load average ${c.loadAverage1m.toFixed(2)} on ${c.cores} cores).`);
   return parts.join(' ');
 }

@@ -27,7 +27,15 @@ import { createClient } from '../client/client';
 import { spawnChild } from '../proc/child';
 import { stepTimeMs } from '../sim/engine/cost';
 import type { RequestRecord } from '../types';
-import { calibrationPass, calibrationVerdict, judgePasses, passFigures, round, type CalibrationPass, type ClientCalibration } from './calibrate-result';
+import {
+  calibrationPass,
+  calibrationVerdict,
+  judgePasses,
+  passFigures,
+  round,
+  type CalibrationPass,
+  type ClientCalibration,
+} from './calibrate-result';
 import { startClientHealth } from '../runner/health';
 import { epochMinusRealtimeMs, NULL_SERVER_MARKER, NULL_SERVER_MODEL } from './null-server';
 
@@ -91,7 +99,8 @@ function checkOptions(o: CalibrateOptions): void {
     throw new TypeError(`seconds must be a number from 1 to 120 such as 5, got ${String(o.seconds)}`);
   }
   for (const c of o.concurrencies ?? []) {
-    if (!Number.isInteger(c) || c < 1 || c > 4096) throw new TypeError(`concurrencies must be integers from 1 to 4096 such as [1, 16, 64], got ${c}`);
+    if (!Number.isInteger(c) || c < 1 || c > 4096)
+      throw new TypeError(`concurrencies must be integers from 1 to 4096 such as [1, 16, 64], got ${c}`);
   }
   const f = o.flatOutStreams;
   if (f !== undefined && !(Number.isInteger(f) && f >= 0 && f <= 4096)) {
@@ -116,12 +125,22 @@ export async function calibrateClient(opts: CalibrateOptions = {}): Promise<Clie
   const startupSeconds = (performance.now() - t0) / 1000;
   const offsetMs = child.offsetMs - epochMinusRealtimeMs();
   const maxStreams = Math.max(flatStreams, ...concurrencies);
-  const client = createClient({ baseUrl: child.baseUrl, model: NULL_SERVER_MODEL, connections: maxStreams, now: epochNow, idleTimeoutMs: 10_000 });
+  const client = createClient({
+    baseUrl: child.baseUrl,
+    model: NULL_SERVER_MODEL,
+    connections: maxStreams,
+    now: epochNow,
+    idleTimeoutMs: 10_000,
+  });
   const passes: CalibrationPass[] = [];
   let index = 0;
   const send: SendFn = (tokens, gapMs, durationMs) =>
     client.send(
-      { messages: [{ role: 'user', content: 'hi' }], maxTokens: tokens, extraBody: { null_gap_ms: gapMs, null_duration_ms: durationMs } },
+      {
+        messages: [{ role: 'user', content: 'hi' }],
+        maxTokens: tokens,
+        extraBody: { null_gap_ms: gapMs, null_duration_ms: durationMs },
+      },
       { index: index++, intendedStartMs: epochNow() },
     );
   try {

@@ -79,7 +79,10 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 function handleGet(state: ServerState, url: string, res: ServerResponse): void {
   if (url === '/health') res.writeHead(200).end();
   else if (url === '/v1/models') {
-    json(res, 200, { object: 'list', data: [{ id: NULL_SERVER_MODEL, object: 'model', owned_by: 'loadlab', root: NULL_SERVER_MODEL, max_model_len: 1 << 20 }] });
+    json(res, 200, {
+      object: 'list',
+      data: [{ id: NULL_SERVER_MODEL, object: 'model', owned_by: 'loadlab', root: NULL_SERVER_MODEL, max_model_len: 1 << 20 }],
+    });
   } else if (url === '/stats') {
     const cpu = process.cpuUsage(state.cpuMark);
     const wallMs = performance.now() - state.wallMark;
@@ -104,7 +107,13 @@ function openStream(state: ServerState, req: IncomingMessage, res: ServerRespons
   const durationMs = num(body.null_duration_ms, Infinity);
   const created = Math.floor(Date.now() / 1000);
   const s: NullStream = {
-    res, id, tokens, k: 0, deadline: performance.now() + durationMs, closed: false, times: [],
+    res,
+    id,
+    tokens,
+    k: 0,
+    deadline: performance.now() + durationMs,
+    closed: false,
+    times: [],
     head: chunkHead({ api: 'chat', id: `chatcmpl-${id}`, created, model: NULL_SERVER_MODEL }),
   };
   res.on('close', () => (s.closed = true));
@@ -136,10 +145,11 @@ function listen(server: Server, port: number): Promise<NullServer> {
       resolve({
         server,
         port: (server.address() as AddressInfo).port,
-        close: () => new Promise<void>((done) => {
-          server.closeAllConnections();
-          server.close(() => done());
-        }),
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
       });
     });
   });
@@ -148,8 +158,12 @@ function listen(server: Server, port: number): Promise<NullServer> {
 /** Start the null server on 127.0.0.1 (`port` 0 = ephemeral). Used by the child process's main. */
 export function startNullServer(port = 0): Promise<NullServer> {
   const state: ServerState = {
-    stats: { requests: 0, tokenEvents: 0 }, sent: new Map(), tickers: new Map(),
-    cpuMark: process.cpuUsage(), wallMark: performance.now(), seq: 0,
+    stats: { requests: 0, tokenEvents: 0 },
+    sent: new Map(),
+    tickers: new Map(),
+    cpuMark: process.cpuUsage(),
+    wallMark: performance.now(),
+    seq: 0,
   };
   const server = createServer((req, res) => {
     const url = req.url ?? '/';

@@ -41,7 +41,14 @@ const usage = (k: number) => usageJson({ promptTokens: 8, completionTokens: k })
 
 // vLLM's chunk (src/wire/chunks.ts) plus a non-vLLM field `t`: the send time, epoch ms.
 const tokenEvent = (s: NullStream, last: boolean, t: number) =>
-  sseData(chunkJson('chat', s.head, { text: ' tok', finishReason: last ? 'length' : undefined }, { usage: usage(s.k), extra: `,"t":${t.toFixed(4)}` }));
+  sseData(
+    chunkJson(
+      'chat',
+      s.head,
+      { text: ' tok', finishReason: last ? 'length' : undefined },
+      { usage: usage(s.k), extra: `,"t":${t.toFixed(4)}` },
+    ),
+  );
 
 function finish(state: NullState, s: NullStream): void {
   s.res.end(sseData(usageChunkJson(s.head, usage(s.k))) + SSE_DONE);

@@ -37,11 +37,16 @@ export function checkNode(env: NodeJS.ProcessEnv = process.env): Check {
   const here = process.versions.node;
   const onPath = which('node', env.PATH);
   const pathVersion = onPath ? spawnSync(onPath, ['--version'], { encoding: 'utf8', timeout: 10_000 }).stdout?.trim() : undefined;
-  const bad = [!nodeVersionOk(here) ? `this Node is v${here}` : '', pathVersion && !nodeVersionOk(pathVersion) ? `the node on PATH (${onPath}) is ${pathVersion}` : '']
-    .filter(Boolean);
+  const bad = [
+    !nodeVersionOk(here) ? `this Node is v${here}` : '',
+    pathVersion && !nodeVersionOk(pathVersion) ? `the node on PATH (${onPath}) is ${pathVersion}` : '',
+  ].filter(Boolean);
   return {
-    name: 'node', level: 'required', ok: bad.length === 0,
-    detail: bad.length ? `${bad.join('; ')}: need ≥ ${MIN_NODE.join('.')} (tslab loads src/ through require(esm))`
+    name: 'node',
+    level: 'required',
+    ok: bad.length === 0,
+    detail: bad.length
+      ? `${bad.join('; ')}: need ≥ ${MIN_NODE.join('.')} (tslab loads src/ through require(esm))`
       : `v${here}${onPath && pathVersion ? `; node on PATH ${pathVersion}` : ''} (need ≥ ${MIN_NODE.join('.')})`,
     ...(bad.length ? { fix: nodeFix(env) } : {}),
   };
@@ -56,8 +61,11 @@ export function checkPlotly(): Check {
     const html = figureHtml({ data: [{ type: 'bar', x: [1], y: [1] }], layout: {} }, { includePlotly: false, divId: 'doctor' });
     const ok = bytes > 1e6 && html.includes('id="doctor"') && html.includes('Plotly.newPlot');
     return {
-      name, level: 'required', ok,
-      detail: ok ? `${file.replace(packageRoot() + '/', '')} (${(bytes / 2 ** 20).toFixed(1)} MiB); a chart renders to HTML`
+      name,
+      level: 'required',
+      ok,
+      detail: ok
+        ? `${file.replace(`${packageRoot()}/`, '')} (${(bytes / 2 ** 20).toFixed(1)} MiB); a chart renders to HTML`
         : `plotly.js bundle at ${file} is ${bytes} bytes or the render path gave no chart`,
       ...(ok ? {} : { fix: `cd ${packageRoot()} && npm ci` }),
     };
@@ -75,7 +83,13 @@ export function checkDataWritable(dir: string = fromRoot('data')): Check {
     rmSync(probe);
     return { name: 'data/ writable', level: 'required', ok: true, detail: dir };
   } catch (err) {
-    return { name: 'data/ writable', level: 'required', ok: false, detail: `${dir}: ${(err as Error).message}`, fix: `mkdir -p ${dir} && chown -R "$(id -u)" ${dir}` };
+    return {
+      name: 'data/ writable',
+      level: 'required',
+      ok: false,
+      detail: `${dir}: ${(err as Error).message}`,
+      fix: `mkdir -p ${dir} && chown -R "$(id -u)" ${dir}`,
+    };
   }
 }
 
@@ -93,14 +107,24 @@ export function checkModelPath(env: NodeJS.ProcessEnv = process.env): Check | un
   const model = env.LOADLAB_VLLM_MODEL;
   if (!model) return undefined;
   const looksLikeId = /^[\w.-]+\/[\w.-]+$/.test(model) && !model.startsWith('.');
-  if (existsSync(model)) return { name: 'model path', level: 'optional', ok: true, detail: `LOADLAB_VLLM_MODEL=${model} is a local folder` };
+  if (existsSync(model))
+    return { name: 'model path', level: 'optional', ok: true, detail: `LOADLAB_VLLM_MODEL=${model} is a local folder` };
   if (!looksLikeId) {
-    return { name: 'model path', level: 'required', ok: false, detail: `LOADLAB_VLLM_MODEL=${model} does not exist`, fix: `ls ${dirname(model)}  # then export LOADLAB_VLLM_MODEL=<the folder with config.json>` };
+    return {
+      name: 'model path',
+      level: 'required',
+      ok: false,
+      detail: `LOADLAB_VLLM_MODEL=${model} does not exist`,
+      fix: `ls ${dirname(model)}  # then export LOADLAB_VLLM_MODEL=<the folder with config.json>`,
+    };
   }
   const dir = autodlModelDir(model);
   return {
-    name: 'model path', level: 'optional', ok: false,
-    detail: `LOADLAB_VLLM_MODEL=${model} is a Hugging Face id and no such local folder exists: vLLM would download from huggingface.co. ` +
+    name: 'model path',
+    level: 'optional',
+    ok: false,
+    detail:
+      `LOADLAB_VLLM_MODEL=${model} is a Hugging Face id and no such local folder exists: vLLM would download from huggingface.co. ` +
       `Download it from ModelScope and use the local path ${dir}`,
     fix: `modelscope download --model ${model === DEFAULT_MODEL ? DEFAULT_MODEL : model} --local_dir ${dir} && export LOADLAB_VLLM_MODEL=${dir}`,
   };
@@ -133,14 +157,31 @@ export function runningVllmServes(): string[][] {
 export function checkServeFlags(serves: string[][] = runningVllmServes()): Check {
   const warnings = serves.flatMap((argv) => serveArgWarnings(argv).map((w) => ({ argv, w })));
   if (!warnings.length) {
-    return { name: 'vllm serve flags', level: 'optional', ok: true, detail: serves.length ? `${serves.length} running vllm serve, no flag to warn about` : 'no running vllm serve on this machine' };
+    return {
+      name: 'vllm serve flags',
+      level: 'optional',
+      ok: true,
+      detail: serves.length
+        ? `${serves.length} running vllm serve, no flag to warn about`
+        : 'no running vllm serve on this machine',
+    };
   }
   const argv = warnings[0].argv;
-  const kept = argv.filter((a, i) => !/^(--quantization=gptq)$/.test(a) && !(/^(--quantization|-q)$/.test(a) && argv[i + 1] === 'gptq')
-    && !(a === 'gptq' && /^(--quantization|-q)$/.test(argv[i - 1] ?? '')));
-  const from = Math.max(0, kept.findIndex((a) => /(^|\/)vllm[^/]*$/.test(a)));
+  const kept = argv.filter(
+    (a, i) =>
+      !/^(--quantization=gptq)$/.test(a) &&
+      !(/^(--quantization|-q)$/.test(a) && argv[i + 1] === 'gptq') &&
+      !(a === 'gptq' && /^(--quantization|-q)$/.test(argv[i - 1] ?? '')),
+  );
+  const from = Math.max(
+    0,
+    kept.findIndex((a) => /(^|\/)vllm[^/]*$/.test(a)),
+  );
   return {
-    name: 'vllm serve flags', level: 'optional', ok: false, detail: warnings.map((x) => x.w).join(' '),
+    name: 'vllm serve flags',
+    level: 'optional',
+    ok: false,
+    detail: warnings.map((x) => x.w).join(' '),
     fix: `pkill -f "vllm serve"; ${kept.slice(from).join(' ')}`,
   };
 }

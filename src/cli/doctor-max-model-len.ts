@@ -34,10 +34,15 @@ async function chatTokens(spec: RequestSpec, info: TargetInfo): Promise<{ count:
       });
       const json = (await res.json()) as { count?: unknown };
       if (res.ok && typeof json.count === 'number') return { count: json.count, how: "the server's /tokenize" };
-    } catch { /* fall back below */ }
+    } catch {
+      /* fall back below */
+    }
   }
   const tok = await loadTokenizer();
-  return { count: tok.encodeChat(spec.messages as ChatMessageIn[], { addGenerationPrompt: true }).length, how: "LoadLab's Qwen2.5 tokenizer (/tokenize did not answer)" };
+  return {
+    count: tok.encodeChat(spec.messages as ChatMessageIn[], { addGenerationPrompt: true }).length,
+    how: "LoadLab's Qwen2.5 tokenizer (/tokenize did not answer)",
+  };
 }
 
 /** A `--max-model-len` that covers `tokens`: 8192, or the next power of two above it. */
@@ -54,11 +59,19 @@ export async function checkMaxModelLen(info: TargetInfo): Promise<Check> {
   const what = `longest lesson request: ${longest.what}, ${longest.count.toLocaleString('en-US')} prompt tokens (chat template included, counted by ${longest.how}) + max_tokens ${longest.spec.maxTokens} = ${need.toLocaleString('en-US')}`;
   if (info.maxModelLen === undefined) {
     const fine = info.mode === 'launched';
-    return { name, level: 'optional', ok: fine, detail: `${what}; the server's max_model_len is unknown${fine ? ' until LoadLab launches vLLM' : ''}`, ...(fine ? {} : { fix: `curl -s ${info.baseUrl}/v1/models  # look for max_model_len` }) };
+    return {
+      name,
+      level: 'optional',
+      ok: fine,
+      detail: `${what}; the server's max_model_len is unknown${fine ? ' until LoadLab launches vLLM' : ''}`,
+      ...(fine ? {} : { fix: `curl -s ${info.baseUrl}/v1/models  # look for max_model_len` }),
+    };
   }
   const ok = info.maxModelLen >= need;
   return {
-    name, level: 'required', ok,
+    name,
+    level: 'required',
+    ok,
     detail: `${what} ${ok ? '≤' : '>'} max_model_len ${info.maxModelLen.toLocaleString('en-US')}`,
     ...(ok ? {} : { fix: `vllm serve <model path> --port 8000 --max-model-len ${recommendedMaxModelLen(need)}  # restart vLLM` }),
   };

@@ -34,18 +34,23 @@ export function engineOf(families: readonly MetricFamily[], version: string | un
   // V0-only gauges (vllm/engine/metrics.py; gone in V1, docs/design/metrics.md).
   if (names.has('vllm:num_requests_swapped') || names.has('vllm:cpu_cache_usage_perc')) return 'V0 (V0-only metrics present)';
   // V1 labels every series with `engine` (vllm/v1/metrics/loggers.py).
-  if (families.some((f) => f.name.startsWith('vllm:') && f.samples.some((s) => 'engine' in s.labels))) return 'V1 (metrics carry an engine label)';
+  if (families.some((f) => f.name.startsWith('vllm:') && f.samples.some((s) => 'engine' in s.labels)))
+    return 'V1 (metrics carry an engine label)';
   const [major, minor] = (version ?? '').split('.').map(Number);
   if (major === 0 && minor < 8) return 'V0 (vLLM < 0.8 has no V1 by default)';
   return 'unknown (no telling metrics)';
 }
 
 /** Open (or, for `launched`, only look for) the target. `stop` stops a simulator it started. */
-export async function checkTarget(env: NodeJS.ProcessEnv = process.env): Promise<{ check: Check; info: TargetInfo; stop(): Promise<void> }> {
+export async function checkTarget(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ check: Check; info: TargetInfo; stop(): Promise<void> }> {
   const apiKey = resolveApiKey(undefined, env);
   const mode: TargetMode = env.LOADLAB_BASE_URL ? 'external' : env.LOADLAB_VLLM_MODEL ? 'launched' : 'sim';
   let sim: SimHandle | undefined;
-  const stop = async () => { await sim?.stop(); };
+  const stop = async () => {
+    await sim?.stop();
+  };
   if (mode === 'launched') {
     const found = launchedTarget(env);
     return { info: found.info, stop, check: found.check };
@@ -58,7 +63,17 @@ export async function checkTarget(env: NodeJS.ProcessEnv = process.env): Promise
       baseUrl = sim.baseUrl;
     } catch (err) {
       const msg = (err as Error).message.split('\n')[0];
-      return { info: { mode, simulated: true }, stop, check: { name: 'target', level: 'required', ok: false, detail: `the simulator did not start: ${msg}`, fix: 'npm ci && node bin/loadlab.js sim --port 0' } };
+      return {
+        info: { mode, simulated: true },
+        stop,
+        check: {
+          name: 'target',
+          level: 'required',
+          ok: false,
+          detail: `the simulator did not start: ${msg}`,
+          fix: 'npm ci && node bin/loadlab.js sim --port 0',
+        },
+      };
     }
   }
   const found = await describeTarget(mode, baseUrl, apiKey, env);
@@ -73,20 +88,38 @@ function launchedTarget(env: NodeJS.ProcessEnv): TargetFound {
   return {
     info: { mode: 'launched', simulated: false },
     check: found
-      ? { name, level: 'required', ok: true, detail: `LoadLab launches ${found} serve ${env.LOADLAB_VLLM_MODEL} when a lesson opens its target (not started by doctor)` }
-      : { name, level: 'required', ok: false, detail: `LOADLAB_VLLM_MODEL is set but '${bin}' is not on PATH`, fix: 'pip install vllm  # in the Python env JupyterLab runs from; or export LOADLAB_VLLM_BIN=/path/to/vllm' },
+      ? {
+          name,
+          level: 'required',
+          ok: true,
+          detail: `LoadLab launches ${found} serve ${env.LOADLAB_VLLM_MODEL} when a lesson opens its target (not started by doctor)`,
+        }
+      : {
+          name,
+          level: 'required',
+          ok: false,
+          detail: `LOADLAB_VLLM_MODEL is set but '${bin}' is not on PATH`,
+          fix: 'pip install vllm  # in the Python env JupyterLab runs from; or export LOADLAB_VLLM_BIN=/path/to/vllm',
+        },
   };
 }
 
 /** The target at `baseUrl` answers (or not): its effective config, engine (from /metrics) and model. */
-async function describeTarget(mode: TargetMode, baseUrl: string, apiKey: string | undefined, env: NodeJS.ProcessEnv): Promise<TargetFound> {
+async function describeTarget(
+  mode: TargetMode,
+  baseUrl: string,
+  apiKey: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<TargetFound> {
   const name = 'target';
   const cfg = await recordEffectiveConfig(baseUrl, { ...(apiKey ? { apiKey } : {}) });
   if (!cfg.reachable) {
     return {
       info: { mode, baseUrl, simulated: false },
       check: {
-        name, level: 'required', ok: false,
+        name,
+        level: 'required',
+        ok: false,
         detail: `LOADLAB_BASE_URL=${baseUrl} does not answer (${cfg.problems[0] ?? 'no answer'})`,
         fix: `vllm serve /root/autodl-tmp/Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4 --port 8000 --max-model-len 8192  # or: unset LOADLAB_BASE_URL to use the simulator`,
       },
@@ -96,19 +129,39 @@ async function describeTarget(mode: TargetMode, baseUrl: string, apiKey: string 
   const what = mode === 'sim' ? 'simulator started' : `${baseUrl} answers`;
   return {
     info,
-    check: { name, level: 'required', ok: true, detail: `${what}: ${cfg.kind}${cfg.simulated ? ' (simulated)' : ''}, vLLM ${info.version ?? '?'}, engine ${info.engine}, model ${info.model ?? '?'}` },
+    check: {
+      name,
+      level: 'required',
+      ok: true,
+      detail: `${what}: ${cfg.kind}${cfg.simulated ? ' (simulated)' : ''}, vLLM ${info.version ?? '?'}, engine ${info.engine}, model ${info.model ?? '?'}`,
+    },
   };
 }
 
 /** What an answering target is: version, engine (V1/V0 from its /metrics), the model card in use and its max_model_len. */
-async function targetInfo(mode: TargetMode, baseUrl: string, cfg: EffectiveConfig, apiKey: string | undefined, env: NodeJS.ProcessEnv): Promise<TargetInfo> {
+async function targetInfo(
+  mode: TargetMode,
+  baseUrl: string,
+  cfg: EffectiveConfig,
+  apiKey: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<TargetInfo> {
   const met = await httpGet(`${baseUrl}/metrics`, { timeoutMs: 5000, ...(apiKey ? { apiKey } : {}) }).catch(() => undefined);
   let families: MetricFamily[] = [];
-  try { families = met?.status === 200 ? parsePrometheus(met.text) : []; } catch { /* engine stays unknown */ }
+  try {
+    families = met?.status === 200 ? parsePrometheus(met.text) : [];
+  } catch {
+    /* engine stays unknown */
+  }
   const card = cfg.models.find((m) => m.id === env.LOADLAB_MODEL) ?? cfg.models[0];
   return {
-    mode, baseUrl, simulated: cfg.simulated, engine: engineOf(families, cfg.version, cfg.simulated),
-    ...(cfg.version ? { version: cfg.version } : {}), ...(card ? { model: card.id } : {}),
-    ...(card?.maxModelLen ? { maxModelLen: card.maxModelLen } : {}), ...(apiKey ? { apiKey } : {}),
+    mode,
+    baseUrl,
+    simulated: cfg.simulated,
+    engine: engineOf(families, cfg.version, cfg.simulated),
+    ...(cfg.version ? { version: cfg.version } : {}),
+    ...(card ? { model: card.id } : {}),
+    ...(card?.maxModelLen ? { maxModelLen: card.maxModelLen } : {}),
+    ...(apiKey ? { apiKey } : {}),
   };
 }

@@ -62,10 +62,15 @@ export function tslabInstallCommand(jupyter?: string): string {
  * Other Jupyters without it are named in the detail. Inside a tslab kernel (`inKernel`, default:
  * detected) a failure is only a warning, since the running kernel was evidently started.
  */
-export function checkTslab(env: NodeJS.ProcessEnv = process.env, inKernel = (globalThis as { __tslab__?: unknown }).__tslab__ !== undefined): Check {
+export function checkTslab(
+  env: NodeJS.ProcessEnv = process.env,
+  inKernel = (globalThis as { __tslab__?: unknown }).__tslab__ !== undefined,
+): Check {
   const c = tslabCheck(env);
   // Inside a running tslab kernel, some Jupyter evidently started it: what this PATH shows is only a warning.
-  return inKernel && !c.ok ? { ...c, level: 'optional', detail: `this notebook runs in tslab, so its Jupyter has the kernel; but ${c.detail}` } : c;
+  return inKernel && !c.ok
+    ? { ...c, level: 'optional', detail: `this notebook runs in tslab, so its Jupyter has the kernel; but ${c.detail}` }
+    : c;
 }
 
 function tslabCheck(env: NodeJS.ProcessEnv): Check {
@@ -74,14 +79,25 @@ function tslabCheck(env: NodeJS.ProcessEnv): Check {
   try {
     version = createRequire(join(packageRoot(), 'package.json'))('tslab/package.json').version as string;
   } catch {
-    return { name, level: 'required', ok: false, detail: 'tslab is not installed in this clone', fix: `cd ${packageRoot()} && npm ci` };
+    return {
+      name,
+      level: 'required',
+      ok: false,
+      detail: 'tslab is not installed in this clone',
+      fix: `cd ${packageRoot()} && npm ci`,
+    };
   }
   const views = jupyterCandidates(env).map((j) => kernelView(j, env));
   if (!views.length) {
     const conda = which('conda', env.PATH);
     return {
-      name, level: 'required', ok: false, detail: `tslab ${version} is installed, but no \`jupyter\` is on PATH`,
-      fix: conda ? 'pip install jupyterlab' : 'apt-get install -y jupyter-client python3-ipykernel python3-nbclient python3-nbconvert  # prefix with sudo if not root',
+      name,
+      level: 'required',
+      ok: false,
+      detail: `tslab ${version} is installed, but no \`jupyter\` is on PATH`,
+      fix: conda
+        ? 'pip install jupyterlab'
+        : 'apt-get install -y jupyter-client python3-ipykernel python3-nbclient python3-nbconvert  # prefix with sudo if not root',
     };
   }
   const [first, ...others] = views;
@@ -89,10 +105,23 @@ function tslabCheck(env: NodeJS.ProcessEnv): Check {
   const missing = others.filter((v) => !v.tslabBinary).map((v) => v.jupyter);
   const also = missing.length ? `; not registered for ${missing.join(', ')}` : '';
   if (!first.tslabBinary || !startable) {
-    const why = first.error ? `\`${first.jupyter} kernelspec list\` failed: ${first.error}`
-      : !first.tslabBinary ? `the tslab kernel is not registered for ${first.jupyter}`
+    const why = first.error
+      ? `\`${first.jupyter} kernelspec list\` failed: ${first.error}`
+      : !first.tslabBinary
+        ? `the tslab kernel is not registered for ${first.jupyter}`
         : `the kernel command '${first.tslabBinary}' is not on PATH, so Jupyter cannot start the kernel`;
-    return { name, level: 'required', ok: false, detail: `tslab ${version}; ${why}${also}`, fix: tslabInstallCommand(first.jupyter) };
+    return {
+      name,
+      level: 'required',
+      ok: false,
+      detail: `tslab ${version}; ${why}${also}`,
+      fix: tslabInstallCommand(first.jupyter),
+    };
   }
-  return { name, level: 'required', ok: true, detail: `tslab ${version}, registered for ${first.jupyter} (starts ${first.tslabBinary})${also}` };
+  return {
+    name,
+    level: 'required',
+    ok: true,
+    detail: `tslab ${version}, registered for ${first.jupyter} (starts ${first.tslabBinary})${also}`,
+  };
 }

@@ -16,7 +16,19 @@ import type { CliIo } from './io';
 export type { Check } from './doctor-check';
 
 /** Names of the checks that can be skipped (`--skip`). */
-export const DOCTOR_CHECKS = ['node', 'tslab', 'plotly', 'data', 'model', 'flags', 'target', 'max_model_len', 'gpu', 'port', 'calibration'] as const;
+export const DOCTOR_CHECKS = [
+  'node',
+  'tslab',
+  'plotly',
+  'data',
+  'model',
+  'flags',
+  'target',
+  'max_model_len',
+  'gpu',
+  'port',
+  'calibration',
+] as const;
 /** A check name for `skip`. */
 export type DoctorCheckName = (typeof DOCTOR_CHECKS)[number];
 
@@ -52,7 +64,9 @@ export function checkMark(c: Check): '✓' | '✗' | '!' {
 export async function doctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
   const env = opts.env ?? process.env;
   const skip = new Set(opts.skip ?? []);
-  for (const s of skip) if (!(DOCTOR_CHECKS as readonly string[]).includes(s)) throw new Error(`unknown check '${s}' to skip; use one of ${DOCTOR_CHECKS.join(', ')}`);
+  for (const s of skip)
+    if (!(DOCTOR_CHECKS as readonly string[]).includes(s))
+      throw new Error(`unknown check '${s}' to skip; use one of ${DOCTOR_CHECKS.join(', ')}`);
   const checks: Check[] = [];
   const add = (c: Check | undefined) => {
     if (!c) return;
@@ -84,12 +98,20 @@ export async function doctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
     try {
       const cal = await calibrateClient({ seconds });
       add({
-        name: 'client calibration', level: 'optional', ok: cal.ok,
+        name: 'client calibration',
+        level: 'optional',
+        ok: cal.ok,
         detail: `${seconds} s, ${cal.cores} cores, load average ${cal.loadAverage1m}: ${cal.verdict}`,
         ...(cal.ok ? {} : { fix: 'top -o %CPU  # stop what takes the CPU, then run loadlab doctor again' }),
       });
     } catch (err) {
-      add({ name: 'client calibration', level: 'optional', ok: false, detail: (err as Error).message.split('\n')[0], fix: 'npm ci' });
+      add({
+        name: 'client calibration',
+        level: 'optional',
+        ok: false,
+        detail: (err as Error).message.split('\n')[0],
+        fix: 'npm ci',
+      });
     }
   }
   const report = { ok: checks.every((c) => c.ok || c.level === 'optional'), checks };
@@ -158,6 +180,11 @@ export async function doctorCommand(argv: string[], io: CliIo): Promise<number> 
     return 2;
   }
   if (json) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-  else io.stdout.write(report.ok ? '\nReady for the lessons.\n' : '\nNot ready: fix the ✗ lines above and run `node bin/loadlab.js doctor` again.\n');
+  else
+    io.stdout.write(
+      report.ok
+        ? '\nReady for the lessons.\n'
+        : '\nNot ready: fix the ✗ lines above and run `node bin/loadlab.js doctor` again.\n',
+    );
   return report.ok ? 0 : 1;
 }

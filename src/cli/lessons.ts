@@ -50,7 +50,9 @@ export function findJupyterPython(preferred?: string): string {
   const candidates = preferred ? [preferred] : ['/usr/bin/python3', 'python3'];
   const python = candidates.find((p) => (p.startsWith('/') ? existsSync(p) : true) && hasJupyter(p));
   if (!python) {
-    throw new Error(`Jupyter's Python pieces (nbconvert, nbclient, ipykernel) are missing. Install them with:\n  ${INSTALL_HINT}`);
+    throw new Error(
+      `Jupyter's Python pieces (nbconvert, nbclient, ipykernel) are missing. Install them with:\n  ${INSTALL_HINT}`,
+    );
   }
   if (!hasTslabKernel(python)) {
     throw new Error(`The tslab kernel is not installed for ${python}. Install it with:\n  npx tslab install --python=${python}`);
@@ -87,7 +89,17 @@ export function runLessons(opts: LessonsOptions = {}): LessonOutcome[] {
     log(`▶ ${name}`);
     const exec = spawnSync(
       python,
-      ['-m', 'nbconvert', '--to', 'notebook', '--execute', `--ExecutePreprocessor.timeout=${opts.cellTimeoutS ?? 900}`, '--output-dir', outDir, nb],
+      [
+        '-m',
+        'nbconvert',
+        '--to',
+        'notebook',
+        '--execute',
+        `--ExecutePreprocessor.timeout=${opts.cellTimeoutS ?? 900}`,
+        '--output-dir',
+        outDir,
+        nb,
+      ],
       { env, encoding: 'utf8', cwd: fromRoot('notebooks'), maxBuffer: 64 * 1024 * 1024 },
     );
     let error: string | undefined;
@@ -124,7 +136,9 @@ export async function lessonsCommand(argv: string[]): Promise<number> {
   const outcomes = runLessons(opts);
   const failed = outcomes.filter((o) => !o.ok);
   const total = outcomes.reduce((s, o) => s + o.seconds, 0);
-  console.log(`\n${outcomes.length - failed.length} of ${outcomes.length} lessons executed in ${total.toFixed(0)} s` + (failed.length ? `; failed: ${failed.map((f) => f.notebook).join(', ')}` : ''));
+  console.log(
+    `\n${outcomes.length - failed.length} of ${outcomes.length} lessons executed in ${total.toFixed(0)} s${failed.length ? `; failed: ${failed.map((f) => f.notebook).join(', ')}` : ''}`,
+  );
   if (!outcomes.length) console.log('No notebooks matched.');
   return failed.length || !outcomes.length ? 1 : 0;
 }

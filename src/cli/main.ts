@@ -42,7 +42,10 @@ export function version(): string {
  * Run the CLI with `argv` (without `node` and the script). Returns the exit code, or
  * `undefined` when the command is still running in the background (the simulator).
  */
-export async function main(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number | undefined> {
+export async function main(
+  argv: string[],
+  io: CliIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number | undefined> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
     case undefined:

@@ -18,7 +18,13 @@ import { int, parseRunArgs, RUN_HELP, seconds, UsageError, type Values } from '.
 export { RUN_HELP } from './run-args';
 
 /** The prompt: `--prompt`, or one of `--prompt-tokens` tokens sized with the server's `/tokenize` (said when estimated). */
-async function promptText(v: Values, promptTokens: number | undefined, apiKey: string | undefined, notes: string[], io: CliIo): Promise<string> {
+async function promptText(
+  v: Values,
+  promptTokens: number | undefined,
+  apiKey: string | undefined,
+  notes: string[],
+  io: CliIo,
+): Promise<string> {
   if (promptTokens === undefined) return v.prompt ?? CHALLENGES_PROMPT;
   const p = await promptOfTokens(promptTokens, { baseUrl: v['base-url'], model: v.model, ...(apiKey ? { apiKey } : {}) });
   notes.push(`prompt of ${p.tokens} tokens (${p.method}${p.note ? `: ${p.note}` : ''})`);
@@ -51,7 +57,10 @@ async function failureMessage(err: unknown, v: Values): Promise<string> {
 }
 
 /** `loadlab run …`; returns the exit code. */
-export async function runCommand(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function runCommand(
+  argv: string[],
+  io: CliIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
   let parsed: ReturnType<typeof parseRunArgs>;
   try {
     parsed = parseRunArgs(argv);
@@ -71,7 +80,9 @@ export async function runCommand(argv: string[], io: CliIo = { stdout: process.s
   const onSigint = () => {
     sigints++;
     if (sigints > 1) process.exit(130);
-    io.stderr.write('\nloadlab run: stopping: no new requests, cancelling those in flight, writing the summary (Ctrl-C again to quit at once)\n');
+    io.stderr.write(
+      '\nloadlab run: stopping: no new requests, cancelling those in flight, writing the summary (Ctrl-C again to quit at once)\n',
+    );
     stop.abort();
   };
   process.on('SIGINT', onSigint);
@@ -99,10 +110,17 @@ export async function runCommand(argv: string[], io: CliIo = { stdout: process.s
       ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
       ...(idleS !== undefined ? { idleTimeoutMs: idleS * 1000 } : {}),
       signal: stop.signal,
-      progress: v.quiet ? false : true,
+      progress: !v.quiet,
       manifestExtra: {
         ...(notes.length > 0 ? { notes } : {}),
-        workload: { prompt: promptTokens !== undefined ? `${promptTokens} tokens` : text.slice(0, 80), api, maxTokens, ignoreEos: v['ignore-eos'] ?? false, requests, warmup },
+        workload: {
+          prompt: promptTokens !== undefined ? `${promptTokens} tokens` : text.slice(0, 80),
+          api,
+          maxTokens,
+          ignoreEos: v['ignore-eos'] ?? false,
+          requests,
+          warmup,
+        },
       },
     });
     io.stdout.write(reportOf(result, `${describeShape(shape)}, ${requests} requests${warmup ? ` (+${warmup} warm-up)` : ''}`));

@@ -4,7 +4,7 @@
  * (see docs/design.md and the vLLM fact sheet §1.3 and §2).
  */
 
-import { randomBytes } from 'crypto';
+import { randomBytes } from 'node:crypto';
 import type { Api, RequestSpec } from '../types';
 
 /** URL path of an endpoint, relative to the server root: `/v1/chat/completions` or `/v1/completions`. */

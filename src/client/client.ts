@@ -65,7 +65,8 @@ export interface Client {
 
 function positiveNumber(name: string, v: unknown, example: string, integer = false): void {
   const ok = typeof v === 'number' && Number.isFinite(v) && v > 0 && (!integer || Number.isInteger(v));
-  if (!ok) throw new TypeError(`${name} must be ${integer ? 'an integer ≥ 1' : 'a number > 0'} such as ${example}, got ${String(v)}`);
+  if (!ok)
+    throw new TypeError(`${name} must be ${integer ? 'an integer ≥ 1' : 'a number > 0'} such as ${example}, got ${String(v)}`);
 }
 
 /** Parse and check `baseUrl`; returns the origin and the path prefix (no trailing slash). */
@@ -80,7 +81,8 @@ function parseBaseUrl(baseUrl: unknown): { origin: string; prefix: string; base:
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new TypeError(fix);
   if (u.search || u.hash) throw new TypeError(`baseUrl must not have a query or fragment, got '${baseUrl}'`);
-  if (u.username || u.password) throw new TypeError('baseUrl must not contain credentials; pass apiKey (or set LOADLAB_API_KEY) instead');
+  if (u.username || u.password)
+    throw new TypeError('baseUrl must not contain credentials; pass apiKey (or set LOADLAB_API_KEY) instead');
   const prefix = u.pathname.replace(/\/+$/, '');
   if (/\/v1$/.test(prefix)) {
     throw new TypeError(`baseUrl must not end in /v1 (the client adds /v1/...), use '${u.origin}${prefix.slice(0, -3)}'`);
@@ -131,7 +133,14 @@ function checkClientOptions(opts: ClientOptions): ClientSettings {
 }
 
 /** Send one request on `pool` (a record for every outcome; a spec that cannot be sent is a 4xx record). */
-async function sendOne(cfg: ClientSettings, pool: Pool, idPrefix: string, closed: boolean, spec: RequestSpec, ctx: SendContext): Promise<RequestRecord> {
+async function sendOne(
+  cfg: ClientSettings,
+  pool: Pool,
+  idPrefix: string,
+  closed: boolean,
+  spec: RequestSpec,
+  ctx: SendContext,
+): Promise<RequestRecord> {
   const { now, apiKey } = cfg;
   const api = spec?.api ?? 'chat';
   const meta = {
@@ -184,13 +193,18 @@ export function createClient(opts: ClientOptions): Client {
   let closed = false;
 
   return {
-    send: (spec, ctx) => sendOne(cfg, pool, idPrefix, closed, spec, ctx).catch((err: unknown) => {
-      // Unreachable by design; kept so send() can never reject.
-      const timer = createStreamTimer(spec?.api ?? 'chat', now);
-      timer.sent();
-      timer.fail('connection_reset', redact(`internal client error: ${String(err)}`, apiKey));
-      return timer.toRecord({ index: ctx?.index ?? -1, requestId: ctx?.requestId ?? '', intendedStartMs: ctx?.intendedStartMs ?? NaN });
-    }),
+    send: (spec, ctx) =>
+      sendOne(cfg, pool, idPrefix, closed, spec, ctx).catch((err: unknown) => {
+        // Unreachable by design; kept so send() can never reject.
+        const timer = createStreamTimer(spec?.api ?? 'chat', now);
+        timer.sent();
+        timer.fail('connection_reset', redact(`internal client error: ${String(err)}`, apiKey));
+        return timer.toRecord({
+          index: ctx?.index ?? -1,
+          requestId: ctx?.requestId ?? '',
+          intendedStartMs: ctx?.intendedStartMs ?? NaN,
+        });
+      }),
     close: async () => {
       if (closed) return;
       closed = true;

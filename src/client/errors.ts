@@ -101,7 +101,8 @@ function formatInfo(info: ErrorInfo): string {
 /** A hint for statuses whose usual cause is the client's setup. */
 function hintFor(status: number): string {
   if (status === 401 || status === 403) return '; set apiKey or LOADLAB_API_KEY to the key the server expects';
-  if (status === 404) return "; check baseUrl (without /v1) and that model matches the server's served model name (GET /v1/models)";
+  if (status === 404)
+    return "; check baseUrl (without /v1) and that model matches the server's served model name (GET /v1/models)";
   return '';
 }
 

@@ -56,7 +56,8 @@ export async function httpGet(url: string, opts: GetOptions = {}): Promise<GetRe
     if (opts.signal?.aborted) throw new Error(`GET ${url} was aborted`);
     const e = err as Error & { code?: string; cause?: { code?: string } };
     const code = e.code ?? e.cause?.code;
-    const what = code === 'ECONNREFUSED' ? 'connection refused (nothing is listening there)' : `${code ? `${code}: ` : ''}${e.message}`;
+    const what =
+      code === 'ECONNREFUSED' ? 'connection refused (nothing is listening there)' : `${code ? `${code}: ` : ''}${e.message}`;
     throw new Error(`GET ${url} failed: ${what}`);
   } finally {
     clearTimeout(timer);

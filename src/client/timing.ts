@@ -23,7 +23,7 @@
  */
 
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
-import { StringDecoder } from 'string_decoder';
+import { StringDecoder } from 'node:string_decoder';
 import type { Api, ErrorCode, RequestError, RequestRecord } from '../types';
 import { choiceHasText, isObj, preview, readUsage } from './chunk';
 import { describeStreamError } from './errors';

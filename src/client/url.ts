@@ -21,10 +21,7 @@ export const API_KEY_ENV = ['LOADLAB_API_KEY', 'OPENAI_API_KEY'] as const;
  * `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY`, else undefined. Empty variables count as unset.
  * @param env defaults to `process.env`.
  */
-export function resolveApiKey(
-  apiKey?: string,
-  env: Record<string, string | undefined> = process.env,
-): string | undefined {
+export function resolveApiKey(apiKey?: string, env: Record<string, string | undefined> = process.env): string | undefined {
   if (apiKey !== undefined) return apiKey === '' ? undefined : apiKey;
   for (const name of API_KEY_ENV) {
     const v = env[name];

@@ -42,7 +42,10 @@ export async function checkLessonFits(
   opts: { apiKey?: string; maxChecks?: number } = {},
 ): Promise<LessonFit> {
   const apiKey = resolveApiKey(opts.apiKey);
-  const resolved = await resolveTarget(target.baseUrl, { ...(target.model ? { model: target.model } : {}), ...(apiKey ? { apiKey } : {}) });
+  const resolved = await resolveTarget(target.baseUrl, {
+    ...(target.model ? { model: target.model } : {}),
+    ...(apiKey ? { apiKey } : {}),
+  });
   const maxModelLen = resolved.probe.maxModelLen;
   if (maxModelLen === undefined) {
     return { checked: 0, skipped: 'the server did not report max_model_len (GET /v1/models); request lengths were not checked' };

@@ -98,11 +98,18 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
   if (!redo && isRunComplete(dir)) {
     const saved = loadRun(dir);
     const ro = resolveRunOptions({ ...load, baseUrl: target.baseUrl });
-    const now = { probe, model: target.model || probe.model || '', ...(target.flags ? { flags: target.flags as Record<string, unknown> } : {}), ...(target.mode ? { mode: target.mode } : {}) };
+    const now = {
+      probe,
+      model: target.model || probe.model || '',
+      ...(target.flags ? { flags: target.flags as Record<string, unknown> } : {}),
+      ...(target.mode ? { mode: target.mode } : {}),
+    };
     const changed = savedPointDiffers(saved.manifest, now, { label: describeShape(ro.shape), requests: ro.n, warmup: ro.warmup });
     if (changed) console.log(`[${name}] the run saved in ${dir} was measured with ${changed}; measuring again.`);
     if (saved.summary && !changed) {
-      console.log(`[${name}] reusing the complete run saved in ${dir} (measured ${saved.manifest.startedAt} on a ${describeServer(saved.manifest.target)}); pass force: true or set LOADLAB_FORCE=1 to measure again.`);
+      console.log(
+        `[${name}] reusing the complete run saved in ${dir} (measured ${saved.manifest.startedAt} on a ${describeServer(saved.manifest.target)}); pass force: true or set LOADLAB_FORCE=1 to measure again.`,
+      );
       return {
         dir,
         manifest: saved.manifest,

@@ -13,7 +13,14 @@ import { startSim } from '../sim/start';
 import type { ServerFlags } from '../vllm/flag-types';
 import type { RequestSpec } from '../types';
 import { recordEffectiveConfig, type EffectiveConfig } from '../observe/effective-config';
-import { assertFlagsMatch, assertRestartedForHidden, compareFlags, serveLine, unverifiedNote, type ReportedConfig } from '../vllm/flag-check';
+import {
+  assertFlagsMatch,
+  assertRestartedForHidden,
+  compareFlags,
+  serveLine,
+  unverifiedNote,
+  type ReportedConfig,
+} from '../vllm/flag-check';
 import { launchVllm } from '../vllm/launcher';
 import { resolveApiKey, serverRoot } from '../client/url';
 
@@ -93,7 +100,12 @@ function reported(config: EffectiveConfig): ReportedConfig {
   };
 }
 
-async function startFor(mode: TargetMode, flags: ServerFlags, opts: OpenTargetOptions, env: Record<string, string | undefined>): Promise<Running> {
+async function startFor(
+  mode: TargetMode,
+  flags: ServerFlags,
+  opts: OpenTargetOptions,
+  env: Record<string, string | undefined>,
+): Promise<Running> {
   if (mode === 'sim') return startSim({ flags, ...(opts.logFile ? { logFile: opts.logFile } : {}) });
   const model = env.LOADLAB_VLLM_MODEL as string;
   const port = env.LOADLAB_VLLM_PORT ? Number(env.LOADLAB_VLLM_PORT) : 8000;
@@ -141,7 +153,9 @@ function externalNotes(st: TargetState): string[] {
   return [
     `This lesson expects vLLM started as: ${serveLine(st.model, st.flags)}. LoadLab did not start this server, so it cannot ` +
       'apply flags; restart it yourself, or set LOADLAB_VLLM_MODEL to let LoadLab launch it.',
-    ...check.mismatches.map((m) => `${m[0].toUpperCase()}${m.slice(1)}: measure() will refuse this server until it is restarted.`),
+    ...check.mismatches.map(
+      (m) => `${m[0].toUpperCase()}${m.slice(1)}: measure() will refuse this server until it is restarted.`,
+    ),
     ...(note ? [note] : []),
   ];
 }
@@ -213,7 +227,11 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
     notes: st.notes,
     restart: (next: ServerFlags) => restartTarget(st, next),
     checkFits(requests: readonly RequestSpec[]) {
-      return checkLessonFits({ baseUrl: st.baseUrl, model: st.model, flags: st.flags }, requests, env.LOADLAB_API_KEY ? { apiKey: env.LOADLAB_API_KEY } : {});
+      return checkLessonFits(
+        { baseUrl: st.baseUrl, model: st.model, flags: st.flags },
+        requests,
+        env.LOADLAB_API_KEY ? { apiKey: env.LOADLAB_API_KEY } : {},
+      );
     },
     async stop() {
       await st.running?.stop();

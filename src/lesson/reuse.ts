@@ -32,12 +32,22 @@ export function stableJson(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   const o = v as Record<string, unknown>;
-  return `{${Object.keys(o).filter((k) => o[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`).join(',')}}`;
+  return `{${Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableJson(o[k])}`)
+    .join(',')}}`;
 }
 
 /** `simulated LoadLab server 0.19.0` / `vLLM server (not simulated) 0.11.0` / `other server`, for messages. */
 export function describeServer(t: { kind?: string; simulated?: boolean; serverVersion?: string }): string {
-  const what = t.simulated ? 'simulated LoadLab server' : t.kind === 'vllm' ? 'vLLM server (not simulated)' : t.kind === 'sim' ? 'LoadLab simulator' : 'other server';
+  const what = t.simulated
+    ? 'simulated LoadLab server'
+    : t.kind === 'vllm'
+      ? 'vLLM server (not simulated)'
+      : t.kind === 'sim'
+        ? 'LoadLab simulator'
+        : 'other server';
   return t.serverVersion ? `${what} ${t.serverVersion}` : what;
 }
 
@@ -52,13 +62,15 @@ export function savedPointDiffers(saved: RunManifest, now: CurrentServer, load: 
 
   const t = (saved.target ?? {}) as unknown as Record<string, unknown>;
   const p = now.probe;
-  const server = (x: Record<string, unknown>) => describeServer(x as { kind?: string; simulated?: boolean; serverVersion?: string });
+  const server = (x: Record<string, unknown>) =>
+    describeServer(x as { kind?: string; simulated?: boolean; serverVersion?: string });
   const nowServer = { kind: p.kind, simulated: p.simulated, serverVersion: p.serverVersion };
   if (t.kind !== p.kind || t.simulated !== p.simulated || t.serverVersion !== p.serverVersion) {
     diffs.push(`a ${server(t)} (now a ${server(nowServer)})`);
   }
   if (t.model !== now.model) diffs.push(`model ${String(t.model)} (now ${now.model})`);
-  if (t.mode !== undefined && now.mode !== undefined && t.mode !== now.mode) diffs.push(`target mode ${String(t.mode)} (now ${now.mode})`);
+  if (t.mode !== undefined && now.mode !== undefined && t.mode !== now.mode)
+    diffs.push(`target mode ${String(t.mode)} (now ${now.mode})`);
   if (t.maxModelLen !== p.maxModelLen) diffs.push(`max_model_len ${String(t.maxModelLen)} (now ${String(p.maxModelLen)})`);
   const wasCache = (t.cacheConfig ?? undefined) as Record<string, string> | undefined;
   const nowCache = p.cacheConfig;

@@ -60,7 +60,7 @@ export interface EffectiveConfigOptions {
 }
 
 function parseJson(r: GetResult | undefined): Record<string, unknown> | undefined {
-  if (!r || r.status !== 200) return undefined;
+  if (r?.status !== 200) return undefined;
   try {
     const v: unknown = JSON.parse(r.text);
     return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
@@ -75,7 +75,8 @@ function startedAtS(families: readonly MetricFamily[]): number | undefined {
   for (const f of families) {
     for (const x of f.samples) {
       if (x.name === 'process_start_time_seconds' && Number.isFinite(x.value)) return x.value;
-      if (x.name.startsWith('vllm:') && x.name.endsWith('_created') && Number.isFinite(x.value)) earliest = Math.min(earliest ?? x.value, x.value);
+      if (x.name.startsWith('vllm:') && x.name.endsWith('_created') && Number.isFinite(x.value))
+        earliest = Math.min(earliest ?? x.value, x.value);
     }
   }
   return earliest;
@@ -88,16 +89,27 @@ function startedAtS(families: readonly MetricFamily[]): number | undefined {
 export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConfigOptions = {}): Promise<EffectiveConfig> {
   const root = serverRoot(baseUrl);
   const problems: string[] = [];
-  const get = (path: string) => httpGet(`${root}${path}`, { timeoutMs: opts.timeoutMs ?? 5000, apiKey: opts.apiKey })
-    .then((r) => {
-      if (r.status !== 200) problems.push(`GET ${path}: HTTP ${r.status}`);
-      return r;
-    }, (err: Error) => {
-      problems.push(`GET ${path}: ${err.message}`);
-      return undefined;
-    });
+  const get = (path: string) =>
+    httpGet(`${root}${path}`, { timeoutMs: opts.timeoutMs ?? 5000, apiKey: opts.apiKey }).then(
+      (r) => {
+        if (r.status !== 200) problems.push(`GET ${path}: HTTP ${r.status}`);
+        return r;
+      },
+      (err: Error) => {
+        problems.push(`GET ${path}: ${err.message}`);
+        return undefined;
+      },
+    );
   const [ver, mod, met] = await Promise.all([get('/version'), get('/v1/models'), get('/metrics')]);
-  const out: EffectiveConfig = { baseUrl: root, reachable: !!(ver || mod || met), models: [], cache: {}, simulated: false, kind: 'other', problems };
+  const out: EffectiveConfig = {
+    baseUrl: root,
+    reachable: !!(ver || mod || met),
+    models: [],
+    cache: {},
+    simulated: false,
+    kind: 'other',
+    problems,
+  };
 
   const v = parseJson(ver);
   if (typeof v?.version === 'string') out.version = v.version;
@@ -126,9 +138,12 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
   if (!out.cacheConfig) delete out.cacheConfig;
   out.cache = summarizeCacheConfig(out.cacheConfig);
 
-  out.simulated = [ver, mod, met].some((r) => r?.headers['x-loadlab-sim'] !== undefined)
-    || v?.loadlab_sim !== undefined || m?.loadlab_sim !== undefined || cards.some((c) => c.loadlab_sim !== undefined)
-    || families.some((f) => f.name.startsWith('loadlab:') || f.name.startsWith('loadlab_sim'));
+  out.simulated =
+    [ver, mod, met].some((r) => r?.headers['x-loadlab-sim'] !== undefined) ||
+    v?.loadlab_sim !== undefined ||
+    m?.loadlab_sim !== undefined ||
+    cards.some((c) => c.loadlab_sim !== undefined) ||
+    families.some((f) => f.name.startsWith('loadlab:') || f.name.startsWith('loadlab_sim'));
   const vllmLike = families.some((f) => f.name.startsWith('vllm:')) || cards.some((c) => c.owned_by === 'vllm');
   out.kind = out.simulated ? 'sim' : vllmLike ? 'vllm' : 'other';
   return out;

@@ -63,7 +63,11 @@ export function createDmonReader(): DmonReader {
       const t = line.trim();
       if (t === '') return undefined;
       if (t.startsWith('#')) {
-        const names = t.replace(/^#/, '').trim().split(/\s+/).map((n) => n.toLowerCase());
+        const names = t
+          .replace(/^#/, '')
+          .trim()
+          .split(/\s+/)
+          .map((n) => n.toLowerCase());
         const gpu = names.indexOf('gpu');
         const rx = names.indexOf('rxpci');
         const tx = names.indexOf('txpci');

@@ -53,7 +53,8 @@ export interface GpuSampler {
  */
 export function startGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
   const intervalMs = options.intervalMs ?? 250;
-  if (!Number.isInteger(intervalMs) || intervalMs < 1) throw new Error(`intervalMs must be an integer ≥ 1 (ms), got ${intervalMs}`);
+  if (!Number.isInteger(intervalMs) || intervalMs < 1)
+    throw new Error(`intervalMs must be an integer ≥ 1 (ms), got ${intervalMs}`);
   const now = options.now ?? (() => performance.now());
   const bin = options.bin ?? 'nvidia-smi';
   const log = options.log ?? ((line: string) => console.log(line));
@@ -71,7 +72,9 @@ export function startGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
 
   const path = which(bin);
   if (!path) {
-    say(`'${bin}' was not found on PATH, so this machine has no NVIDIA driver to ask; no GPU metrics are recorded (none are made up).`);
+    say(
+      `'${bin}' was not found on PATH, so this machine has no NVIDIA driver to ask; no GPU metrics are recorded (none are made up).`,
+    );
     return { available: false, reason, samples, stop: async () => samples };
   }
 
@@ -102,8 +105,12 @@ export function startGpuSampler(options: GpuSamplerOptions = {}): GpuSampler {
 
   let stopped: Promise<GpuSample[]> | undefined;
   return {
-    get available() { return available; },
-    get reason() { return reason; },
+    get available() {
+      return available;
+    },
+    get reason() {
+      return reason;
+    },
     samples,
     stop() {
       stopped ??= (async () => {
@@ -133,14 +140,18 @@ interface SmiChild {
 
 /** Spawn `nvidia-smi args` (through `stdbuf -oL` when present), keeping its last 5 lines for the failure message. */
 function spawnSmi(o: SmiChild): ChildProcess {
-  const child = o.stdbuf ? spawn(o.stdbuf, ['-oL', o.path, ...o.args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = o.stdbuf
+    ? spawn(o.stdbuf, ['-oL', o.path, ...o.args], { stdio: ['ignore', 'pipe', 'pipe'] })
     : spawn(o.path, o.args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   const keep = (l: string) => {
     if (l.trim()) tail.push(l.trim());
     if (tail.length > 5) tail.shift();
   };
-  createInterface({ input: child.stdout! }).on('line', (l) => { o.onLine(l); keep(l); });
+  createInterface({ input: child.stdout! }).on('line', (l) => {
+    o.onLine(l);
+    keep(l);
+  });
   createInterface({ input: child.stderr! }).on('line', keep);
   const what = `${o.bin} ${o.args[0].startsWith('--') ? '--query-gpu' : o.args[0]}`;
   child.on('error', (err) => o.problem(`${what} could not run: ${err.message}`));

@@ -23,7 +23,11 @@ export interface HistogramSnapshot {
  * The histogram `name` (family name, without `_bucket`) from a scrape, summed over every label
  * set that includes `labels` (so several `engine`s add up). Undefined when the scrape lacks it.
  */
-export function readHistogram(families: readonly MetricFamily[], name: string, labels?: Record<string, string>): HistogramSnapshot | undefined {
+export function readHistogram(
+  families: readonly MetricFamily[],
+  name: string,
+  labels?: Record<string, string>,
+): HistogramSnapshot | undefined {
   const buckets = pickSamples(families, `${name}_bucket`, labels);
   if (buckets.length === 0) return undefined;
   const byLe = new Map<number, number>();
@@ -35,7 +39,7 @@ export function readHistogram(families: readonly MetricFamily[], name: string, l
   const le = [...byLe.keys()].sort((a, b) => a - b);
   const counts = le.map((x) => byLe.get(x)!);
   const sumOf = (suffix: string) => pickSamples(families, `${name}${suffix}`, labels).reduce((a, s) => a + s.value, 0);
-  const count = pickSamples(families, `${name}_count`, labels).length > 0 ? sumOf('_count') : counts[counts.length - 1] ?? 0;
+  const count = pickSamples(families, `${name}_count`, labels).length > 0 ? sumOf('_count') : (counts[counts.length - 1] ?? 0);
   return { le, counts, count, sum: sumOf('_sum') };
 }
 
@@ -68,7 +72,7 @@ export function histogramQuantile(h: HistogramSnapshot, q: number): number {
   while (i < h.counts.length - 1 && h.counts[i] < rank) i++;
   const upper = h.le[i];
   if (upper === Infinity) return h.le.length > 1 ? h.le[h.le.length - 2] : NaN;
-  const lower = i === 0 ? (upper <= 0 ? upper : 0) : h.le[i - 1];
+  const lower = i === 0 ? Math.min(upper, 0) : h.le[i - 1];
   const below = i === 0 ? 0 : h.counts[i - 1];
   const inBucket = h.counts[i] - below;
   if (inBucket <= 0) return upper;

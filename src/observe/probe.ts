@@ -40,7 +40,10 @@ export interface ProbeOptions {
  * unreachable server gives `{ reachable: false, error }`.
  */
 export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeOptions = {}): Promise<TargetProbe> {
-  const cfg = await recordEffectiveConfig(baseUrl, { ...(apiKey ? { apiKey } : {}), ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) });
+  const cfg = await recordEffectiveConfig(baseUrl, {
+    ...(apiKey ? { apiKey } : {}),
+    ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+  });
   if (!cfg.reachable) {
     const first = cfg.problems[0] ?? 'no answer';
     return { kind: 'other', simulated: false, reachable: false, error: first.replace(/^GET \S+: (GET \S+ failed: )?/, '') };

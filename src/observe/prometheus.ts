@@ -13,7 +13,16 @@
  */
 
 /** A family's declared type (`untyped` when no `# TYPE` line names it). */
-export type MetricType = 'counter' | 'gauge' | 'histogram' | 'summary' | 'untyped' | 'unknown' | 'info' | 'stateset' | 'gaugehistogram';
+export type MetricType =
+  | 'counter'
+  | 'gauge'
+  | 'histogram'
+  | 'summary'
+  | 'untyped'
+  | 'unknown'
+  | 'info'
+  | 'stateset'
+  | 'gaugehistogram';
 
 /** One line of a scrape. */
 export interface PromSample {
@@ -34,14 +43,28 @@ export interface MetricFamily {
   samples: PromSample[];
 }
 
-const TYPES = new Set<string>(['counter', 'gauge', 'histogram', 'summary', 'untyped', 'unknown', 'info', 'stateset', 'gaugehistogram']);
+const TYPES = new Set<string>([
+  'counter',
+  'gauge',
+  'histogram',
+  'summary',
+  'untyped',
+  'unknown',
+  'info',
+  'stateset',
+  'gaugehistogram',
+]);
 const SUFFIXES = ['_bucket', '_count', '_sum', '_created', '_total', '_gcount', '_gsum', '_info'];
 const NAME_START = /[a-zA-Z_:]/;
 const NAME_CHAR = /[a-zA-Z0-9_:]/;
 
 /** Thrown for a line that is not valid exposition text; names the line number and shows the line. */
 export class PrometheusParseError extends Error {
-  constructor(readonly lineNo: number, readonly line: string, reason: string) {
+  constructor(
+    readonly lineNo: number,
+    readonly line: string,
+    reason: string,
+  ) {
     super(`Prometheus text, line ${lineNo}: ${reason}: ${JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}…` : line)}`);
     this.name = 'PrometheusParseError';
   }
@@ -50,9 +73,17 @@ export class PrometheusParseError extends Error {
 /** Parses a Go float as Prometheus writes it (`NaN`, `+Inf`, `-Inf`, `Inf`, exponents). */
 export function parsePromFloat(s: string): number {
   switch (s) {
-    case '+Inf': case 'Inf': case '+inf': case 'inf': return Infinity;
-    case '-Inf': case '-inf': return -Infinity;
-    case 'NaN': case 'nan': return NaN;
+    case '+Inf':
+    case 'Inf':
+    case '+inf':
+    case 'inf':
+      return Infinity;
+    case '-Inf':
+    case '-inf':
+      return -Infinity;
+    case 'NaN':
+    case 'nan':
+      return NaN;
   }
   // Number('') is 0 and Number('0x10') is 16: neither is a Prometheus value.
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return Number.NaN;
@@ -124,7 +155,10 @@ function parseSampleLine(t: string, lineNo: number, line: string): PromSample {
     p++;
     for (;;) {
       while (t[p] === ' ' || t[p] === '\t' || t[p] === ',') p++;
-      if (t[p] === '}') { p++; break; }
+      if (t[p] === '}') {
+        p++;
+        break;
+      }
       const start = p;
       while (p < t.length && NAME_CHAR.test(t[p])) p++;
       const key = t.slice(start, p);

@@ -58,7 +58,8 @@ function resolveSamplerOptions(options: MetricsSamplerOptions) {
   const now = options.now ?? (() => performance.now());
   const timeoutMs = options.timeoutMs ?? Math.max(1000, 4 * intervalMs);
   const root = serverRoot(options.baseUrl);
-  if (!/^https?:\/\/[^/]+/.test(root)) throw new Error(`baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got '${options.baseUrl}'`);
+  if (!/^https?:\/\/[^/]+/.test(root))
+    throw new Error(`baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got '${options.baseUrl}'`);
   const url = `${root}/metrics`;
   return { intervalMs, now, timeoutMs, root, url };
 }
@@ -119,7 +120,13 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
   async function scrape(signal: AbortSignal): Promise<void> {
     const t0 = now();
     try {
-      const res = await httpGet(url, { timeoutMs, apiKey: options.apiKey, signal, dispatcher: pool, headers: { accept: 'text/plain; version=0.0.4' } });
+      const res = await httpGet(url, {
+        timeoutMs,
+        apiKey: options.apiKey,
+        signal,
+        dispatcher: pool,
+        headers: { accept: 'text/plain; version=0.0.4' },
+      });
       if (res.status !== 200) throw new Error(`GET ${url} returned HTTP ${res.status}: ${res.text.slice(0, 200)}`);
       const families = parsePrometheus(res.text);
       const t1 = now();
@@ -146,8 +153,12 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
 
   return {
     samples: log.samples,
-    get failures() { return log.failures; },
-    get lastError() { return log.lastError; },
+    get failures() {
+      return log.failures;
+    },
+    get lastError() {
+      return log.lastError;
+    },
     stop() {
       stopping ??= (async () => {
         stopped = true;

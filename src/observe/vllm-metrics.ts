@@ -42,7 +42,11 @@ export interface ToMetricsSampleOptions {
  * steps during the interval since `previous` (over all steps so far without it), in ms; it is
  * undefined for a real vLLM and for an interval with no steps.
  */
-export function toMetricsSample(families: readonly MetricFamily[], tMs: number, opts: ToMetricsSampleOptions = {}): MetricsSample {
+export function toMetricsSample(
+  families: readonly MetricFamily[],
+  tMs: number,
+  opts: ToMetricsSampleOptions = {},
+): MetricsSample {
   const out: MetricsSample = { tMs };
   for (const field of Object.keys(VLLM_SERIES) as VllmField[]) {
     const v = field === 'kvUsage' ? kvUsage(families, opts.labels) : firstSum(families, VLLM_SERIES[field], opts.labels);
@@ -54,7 +58,11 @@ export function toMetricsSample(families: readonly MetricFamily[], tMs: number, 
 }
 
 /** The sum over engines of the first series name the scrape has. */
-function firstSum(families: readonly MetricFamily[], names: readonly string[], labels?: Record<string, string>): number | undefined {
+function firstSum(
+  families: readonly MetricFamily[],
+  names: readonly string[],
+  labels?: Record<string, string>,
+): number | undefined {
   for (const name of names) {
     const v = sumValues(families, name, labels);
     if (v !== undefined) return v;
@@ -84,7 +92,11 @@ function kvUsage(families: readonly MetricFamily[], labels?: Record<string, stri
  * The simulator's step lateness p99 in ms: from the histogram delta between scrapes (or a gauge
  * of seconds, if the simulator exports one). Undefined when absent or when no step was observed.
  */
-export function simLatenessMs(families: readonly MetricFamily[], previous?: readonly MetricFamily[], labels?: Record<string, string>): number | undefined {
+export function simLatenessMs(
+  families: readonly MetricFamily[],
+  previous?: readonly MetricFamily[],
+  labels?: Record<string, string>,
+): number | undefined {
   const fam = findFamily(families, SIM_LATENESS_METRIC);
   if (fam && fam.type === 'gauge') return fam.samples.length > 0 ? fam.samples[0].value * 1000 : undefined;
   const now = readHistogram(families, SIM_LATENESS_METRIC, labels);

@@ -160,7 +160,10 @@ export function spawnChild(opts: SpawnChildOptions): Promise<ChildHandle> {
       // Let the last output arrive before quoting it.
       void stop().then(() => setTimeout(() => reject(new Error(`${name} ${why}. Its output:\n${logTail()}`)), 50));
     };
-    const timer = setTimeout(() => fail(`did not start within ${timeoutMs} ms (raise startupTimeoutMs on a slow machine)`), timeoutMs);
+    const timer = setTimeout(
+      () => fail(`did not start within ${timeoutMs} ms (raise startupTimeoutMs on a slow machine)`),
+      timeoutMs,
+    );
     proc.once('error', (err) => fail(`could not be started (${err.message})`));
     proc.once('exit', (code, signal) => fail(`exited (${signal ?? `code ${code}`}) before listening`));
     onLine = (l) => {
@@ -171,13 +174,27 @@ export function spawnChild(opts: SpawnChildOptions): Promise<ChildHandle> {
       payload = l.slice(opts.marker.length).trim();
       proc.unref();
       for (const s of [proc.stdin, proc.stdout, proc.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
-      resolve({ pid: proc.pid!, payload, proc, get exited() { return exited; }, stop, logTail });
+      resolve({
+        pid: proc.pid!,
+        payload,
+        proc,
+        get exited() {
+          return exited;
+        },
+        stop,
+        logTail,
+      });
     };
   });
 }
 
 /** The policy of `stop()`: group SIGTERM, SIGKILL after `graceMs`, wait for the group and the port. */
-async function stopChild(proc: ChildProcess, exitedP: Promise<void>, graceMs: number, port?: { port: number; host?: string }): Promise<void> {
+async function stopChild(
+  proc: ChildProcess,
+  exitedP: Promise<void>,
+  graceMs: number,
+  port?: { port: number; host?: string },
+): Promise<void> {
   const pgid = proc.pid;
   if (!pgid) return;
   if (proc.exitCode === null && proc.signalCode === null) signalGroup(pgid, 'SIGTERM');

@@ -38,8 +38,14 @@ export function canBind(port: number, host: string): Promise<boolean> {
     const server = createServer();
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') resolve(false);
-      else if (err.code === 'EACCES') reject(new Error(`no permission to listen on port ${port} (ports below 1024 need root); choose a port ≥ 1024, e.g. 8000`));
-      else if (err.code === 'EADDRNOTAVAIL') reject(new Error(`host ${host} is not an address of this machine; use 127.0.0.1 (local only) or 0.0.0.0 (all interfaces)`));
+      else if (err.code === 'EACCES')
+        reject(
+          new Error(`no permission to listen on port ${port} (ports below 1024 need root); choose a port ≥ 1024, e.g. 8000`),
+        );
+      else if (err.code === 'EADDRNOTAVAIL')
+        reject(
+          new Error(`host ${host} is not an address of this machine; use 127.0.0.1 (local only) or 0.0.0.0 (all interfaces)`),
+        );
       else reject(err);
     });
     server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 
 /** JSON text as LoadLab writes it: 2-space indent and a final newline. NaN/±Infinity become null. */
 export function jsonText(value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n';
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 /** fsync a directory so a rename in it survives a power cut (best effort: not possible on Windows). */
@@ -94,7 +94,7 @@ export function openLineAppender(file: string, opts: AppenderOptions = {}): Line
     },
     append(value: unknown) {
       if (fd === undefined) throw new Error(`${file} is closed; open a new appender (or run) to write more lines`);
-      const buf = Buffer.from(JSON.stringify(value) + '\n', 'utf8');
+      const buf = Buffer.from(`${JSON.stringify(value)}\n`, 'utf8');
       let written = fs.writeSync(fd, buf);
       // Regular files take the whole buffer in one write(2); loop only for the pathological short write.
       while (written < buf.length) written += fs.writeSync(fd, buf, written);

@@ -95,7 +95,14 @@ export function isRunComplete(dir: string): boolean {
  * these are ever deleted (by a replace) or moved (out of an incomplete run); any other file in a
  * run folder, e.g. the user's notes or saved figures, stays where it is.
  */
-export const RUN_FILES: readonly string[] = ['manifest.json', 'requests.jsonl', 'summary.json', 'metrics.jsonl', 'gpu.jsonl', 'server.log'];
+export const RUN_FILES: readonly string[] = [
+  'manifest.json',
+  'requests.jsonl',
+  'summary.json',
+  'metrics.jsonl',
+  'gpu.jsonl',
+  'server.log',
+];
 
 /** What an output folder holds, as far as a new run is concerned. */
 export type RunDirState = 'new' | 'empty' | 'complete' | 'incomplete';
@@ -117,7 +124,8 @@ function checkWritable(dir: string): fs.Stats | undefined {
     stat = fs.statSync(dir);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOTDIR') throw new Error(`cannot use ${dir} as the run folder: part of its path is a file, not a folder; choose another path`);
+    if (code === 'ENOTDIR')
+      throw new Error(`cannot use ${dir} as the run folder: part of its path is a file, not a folder; choose another path`);
     if (code !== 'ENOENT') throw new Error(`cannot use ${dir} as the run folder (${code}); choose another path`);
   }
   if (stat && !stat.isDirectory()) {

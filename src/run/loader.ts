@@ -123,8 +123,13 @@ function readSummary(dir: string, problems: string[]): RunSummary | undefined {
     problems.push(`summary.json is not valid JSON (${(err as Error).message}); ignored`);
     return undefined;
   }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || typeof (raw as { requests?: unknown }).requests !== 'number') {
-    problems.push('summary.json is valid JSON but not a run summary (no numeric \'requests\'); ignored');
+  if (
+    raw === null ||
+    typeof raw !== 'object' ||
+    Array.isArray(raw) ||
+    typeof (raw as { requests?: unknown }).requests !== 'number'
+  ) {
+    problems.push("summary.json is valid JSON but not a run summary (no numeric 'requests'); ignored");
     return undefined;
   }
   return reviveSummary(raw as Record<string, unknown>);

@@ -9,8 +9,19 @@ import type { RequestRecord } from '../types';
 
 /** Optional numeric fields; `null` is how JSON stores NaN, so it is allowed. */
 const OPTIONAL_NUMBERS = [
-  'status', 'intendedStartMs', 'headersMs', 'firstChunkMs', 'firstTokenMs', 'promptTokens', 'outputTokens',
-  'cachedTokens', 'ttftMs', 'e2eMs', 'tpotMs', 'queueMs', 'ttftFromIntendedMs',
+  'status',
+  'intendedStartMs',
+  'headersMs',
+  'firstChunkMs',
+  'firstTokenMs',
+  'promptTokens',
+  'outputTokens',
+  'cachedTokens',
+  'ttftMs',
+  'e2eMs',
+  'tpotMs',
+  'queueMs',
+  'ttftFromIntendedMs',
 ] as const;
 /** Optional arrays of finite numbers. */
 const NUMBER_ARRAYS = ['chunkMs', 'chunkTokens', 'itlMs'] as const;
@@ -18,7 +29,16 @@ const NUMBER_ARRAYS = ['chunkMs', 'chunkTokens', 'itlMs'] as const;
 const STRINGS = ['requestId', 'api', 'tag', 'finishReason'] as const;
 
 function show(v: unknown): string {
-  const s = typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? 'an array' : v === null ? 'null' : typeof v === 'object' ? 'an object' : String(v);
+  const s =
+    typeof v === 'string'
+      ? JSON.stringify(v)
+      : Array.isArray(v)
+        ? 'an array'
+        : v === null
+          ? 'null'
+          : typeof v === 'object'
+            ? 'an object'
+            : String(v);
   return s.length > 40 ? `${s.slice(0, 40)}…` : s;
 }
 
@@ -31,10 +51,12 @@ export function recordProblem(v: unknown): string | undefined {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
   const r = v as Record<string, unknown>;
   for (const f of ['index', 'startMs', 'endMs'] as const) {
-    if (typeof r[f] !== 'number') return r[f] === undefined ? `missing number '${f}'` : `'${f}' must be a number, got ${show(r[f])}`;
+    if (typeof r[f] !== 'number')
+      return r[f] === undefined ? `missing number '${f}'` : `'${f}' must be a number, got ${show(r[f])}`;
   }
   if (!Number.isInteger(r.index) || (r.index as number) < 0) return `'index' must be an integer ≥ 0, got ${show(r.index)}`;
-  if (typeof r.ok !== 'boolean') return r.ok === undefined ? `missing boolean 'ok'` : `'ok' must be true or false, got ${show(r.ok)}`;
+  if (typeof r.ok !== 'boolean')
+    return r.ok === undefined ? `missing boolean 'ok'` : `'ok' must be true or false, got ${show(r.ok)}`;
   if (r.warmup !== undefined && r.warmup !== null && typeof r.warmup !== 'boolean') {
     return `'warmup' must be true or false, got ${show(r.warmup)}`;
   }

@@ -106,7 +106,10 @@ export function createRun(opts: CreateRunOptions, input: ManifestInput): RunWrit
   const lockFile = path.join(dir, '.lock');
   const moved = prepared.movedAside;
   if (moved) console.warn(`loadlab: ${dir} held an incomplete run; moved its files to ${moved} (nothing deleted)`);
-  const notes = [...(input.notes ?? []), ...(moved ? [`the files of an incomplete run found in this folder were moved to ${moved}`] : [])];
+  const notes = [
+    ...(input.notes ?? []),
+    ...(moved ? [`the files of an incomplete run found in this folder were moved to ${moved}`] : []),
+  ];
   const { manifest, requests } = startFiles(dir, lockFile, opts, input, stamp, notes);
   const writer = makeWriter(dir, lockFile, moved, manifest, requests);
   open.set(path.resolve(dir), writer);
@@ -146,7 +149,13 @@ function startFiles(
 }
 
 /** The writer of a started run: appends records and side files, then ends it once (finish or abort). */
-function makeWriter(dir: string, lockFile: string, moved: string | undefined, first: RunManifest, requests: LineAppender): RunWriter {
+function makeWriter(
+  dir: string,
+  lockFile: string,
+  moved: string | undefined,
+  first: RunManifest,
+  requests: LineAppender,
+): RunWriter {
   let manifest = first;
   const extras = new Map<string, LineAppender>();
   let closed = false;

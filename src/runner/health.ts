@@ -159,7 +159,10 @@ export interface SimLatenessVerdict {
  * `src/observe/vllm-metrics.ts` computes it). Undefined p99 (a real vLLM) is never flagged. Pure.
  * @param thresholdMs default {@link SIM_LATENESS_THRESHOLD_MS} (2 ms).
  */
-export function assessSimLateness(p99Ms: number | undefined, thresholdMs: number = SIM_LATENESS_THRESHOLD_MS): SimLatenessVerdict {
+export function assessSimLateness(
+  p99Ms: number | undefined,
+  thresholdMs: number = SIM_LATENESS_THRESHOLD_MS,
+): SimLatenessVerdict {
   if (p99Ms === undefined || !Number.isFinite(p99Ms) || p99Ms <= thresholdMs) {
     return { p99Ms, simBehind: false, reasons: [] };
   }

@@ -31,7 +31,12 @@ function specChars(s: RequestSpec): number {
 }
 
 /** Token count, or the HTTP status when `/tokenize` did not give one. */
-async function countTokens(rootUrl: string, model: string, spec: RequestSpec, apiKey?: string): Promise<number | { status: number }> {
+async function countTokens(
+  rootUrl: string,
+  model: string,
+  spec: RequestSpec,
+  apiKey?: string,
+): Promise<number | { status: number }> {
   if (Array.isArray(spec.prompt)) return spec.prompt.length;
   const chat = (spec.api ?? 'chat') === 'chat';
   const body = chat

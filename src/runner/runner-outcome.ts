@@ -47,7 +47,12 @@ export interface RunCounts {
  * The manifest patch of a finished run: the `client` block (counts, schedule lateness p50/max,
  * client health, sim lateness) and, when interrupted, a note of how far it got.
  */
-export function runPatch(manifest: RunManifest, counts: RunCounts, seen: RunObservations, interrupted: boolean): Partial<RunManifest> {
+export function runPatch(
+  manifest: RunManifest,
+  counts: RunCounts,
+  seen: RunObservations,
+  interrupted: boolean,
+): Partial<RunManifest> {
   const sortedLate = [...seen.latenessMs].sort((a, b) => a - b);
   const patch: Partial<RunManifest> = {
     client: {
@@ -61,7 +66,10 @@ export function runPatch(manifest: RunManifest, counts: RunCounts, seen: RunObse
     },
   };
   if (interrupted) {
-    patch.notes = [...(manifest.notes ?? []), `interrupted after ${counts.sent} of ${counts.warmup + counts.plannedRequests} requests were sent`];
+    patch.notes = [
+      ...(manifest.notes ?? []),
+      `interrupted after ${counts.sent} of ${counts.warmup + counts.plannedRequests} requests were sent`,
+    ];
   }
   return patch;
 }

@@ -72,8 +72,14 @@ export function createRunSender(o: RunSenderOptions): RunSender {
   return {
     fire,
     records,
-    get peakInFlight() { return peakInFlight; },
-    get sent() { return sent; },
-    get callbackError() { return callbackError; },
+    get peakInFlight() {
+      return peakInFlight;
+    },
+    get sent() {
+      return sent;
+    },
+    get callbackError() {
+      return callbackError;
+    },
   };
 }

@@ -68,7 +68,11 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     throw err;
   });
   const status = stop.signal.aborted ? 'interrupted' : 'complete';
-  const seen: RunObservations = { clientHealth: load.health.stop(), simLateness: await simWatch?.finish(), latenessMs: load.latenessMs };
+  const seen: RunObservations = {
+    clientHealth: load.health.stop(),
+    simLateness: await simWatch?.finish(),
+    latenessMs: load.latenessMs,
+  };
   const sampled = await samplers.stop();
   progress.finish();
   stop.detach();
@@ -76,14 +80,26 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
 
   const summary = runSummary(sender.records, opts.slo, seen);
   const counts = {
-    peakInFlight: sender.peakInFlight, connections, plannedRequests: ro.n, warmup: ro.warmup,
-    sent: sender.sent, recorded: sender.records.length, preflight,
+    peakInFlight: sender.peakInFlight,
+    connections,
+    plannedRequests: ro.n,
+    warmup: ro.warmup,
+    sent: sender.sent,
+    recorded: sender.records.length,
+    preflight,
   };
   const patch = runPatch(manifest, counts, seen, status === 'interrupted');
   const final = saveOutcome(writer, manifest, summary, patch, status);
   if (sender.callbackError !== undefined) throw sender.callbackError;
   const records = sender.records;
-  return { ...(writer ? { dir: writer.dir } : {}), manifest: final, records, summary, peakInFlight: sender.peakInFlight, ...sampled };
+  return {
+    ...(writer ? { dir: writer.dir } : {}),
+    manifest: final,
+    records,
+    summary,
+    peakInFlight: sender.peakInFlight,
+    ...sampled,
+  };
 }
 
 /**
@@ -109,7 +125,12 @@ async function preflightPrompts(target: ResolvedTarget, ro: ResolvedRunOptions, 
 
 /** Create the run folder (or an in-memory manifest); on failure close the client, detach, rethrow. */
 async function openRunStore(
-  opts: RunLoadOptions, ro: ResolvedRunOptions, target: ResolvedTarget, origin: number, client: Client, stop: RunStop,
+  opts: RunLoadOptions,
+  ro: ResolvedRunOptions,
+  target: ResolvedTarget,
+  origin: number,
+  client: Client,
+  stop: RunStop,
 ): Promise<{ writer?: RunWriter; manifest: RunManifest }> {
   const input = loadManifestInput({
     target,
@@ -140,7 +161,11 @@ async function openRunStore(
  * watch is stopped before the error propagates.
  */
 async function driveLoad(
-  ro: ResolvedRunOptions, sender: RunSender, now: () => number, progress: ProgressTracker, signal: AbortSignal,
+  ro: ResolvedRunOptions,
+  sender: RunSender,
+  now: () => number,
+  progress: ProgressTracker,
+  signal: AbortSignal,
 ): Promise<{ health: ClientHealthWatch; latenessMs: number[] }> {
   const { shape, n, warmup, specOf } = ro;
   let health: ClientHealthWatch | undefined;
@@ -149,7 +174,10 @@ async function driveLoad(
     for (let k = 0; k < warmup && !signal.aborted; k++) await sender.fire(k, specOf(k % n), now(), true);
     progress.setPhase('load');
     health = startClientHealth();
-    const { latenessMs } = await dispatchLoad(shape, n, (i, due) => sender.fire(warmup + i, specOf(i), due, false), { now, signal });
+    const { latenessMs } = await dispatchLoad(shape, n, (i, due) => sender.fire(warmup + i, specOf(i), due, false), {
+      now,
+      signal,
+    });
     return { health, latenessMs };
   } catch (err) {
     health?.stop();

@@ -29,9 +29,7 @@ export function startSamplers(
         ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
       })
     : undefined;
-  const gpu = opts.sampleGpu
-    ? startGpuSampler({ now, ...(writer ? { file: writer.path('gpu.jsonl') } : {}) })
-    : undefined;
+  const gpu = opts.sampleGpu ? startGpuSampler({ now, ...(writer ? { file: writer.path('gpu.jsonl') } : {}) }) : undefined;
   return {
     async stop() {
       const [m, g] = await Promise.all([metrics?.stop(), gpu?.stop()]);

@@ -49,7 +49,12 @@ export async function explainNoModels(baseUrl: string, apiKey?: string, keyHint?
   try {
     const res = await httpGet(`${serverRoot(baseUrl)}/v1/models`, { timeoutMs: 5000, ...(apiKey ? { apiKey } : {}) });
     const ct = res.headers['content-type'];
-    return explainModelsAnswer(baseUrl, { status: res.status, contentType: Array.isArray(ct) ? ct[0] : ct, text: res.text }, !!apiKey, keyHint);
+    return explainModelsAnswer(
+      baseUrl,
+      { status: res.status, contentType: Array.isArray(ct) ? ct[0] : ct, text: res.text },
+      !!apiKey,
+      keyHint,
+    );
   } catch {
     return undefined;
   }

@@ -81,7 +81,7 @@ function checkHooks(opts: RunOptionsInput): void {
 /** Validate options and resolve the request count and specs. Throws TypeError naming the fix. */
 export function resolveRunOptions(opts: RunOptionsInput): ResolvedRunOptions {
   if (opts === null || typeof opts !== 'object') {
-    throw new TypeError("runLoad needs an options object: runLoad({ baseUrl, workload, shape: closedLoop(8), requests: 50 })");
+    throw new TypeError('runLoad needs an options object: runLoad({ baseUrl, workload, shape: closedLoop(8), requests: 50 })');
   }
   checkBaseUrl(opts.baseUrl);
   if (opts.shape === undefined) {
@@ -89,7 +89,7 @@ export function resolveRunOptions(opts: RunOptionsInput): ResolvedRunOptions {
   }
   const shape = validateShape(opts.shape);
   if (opts.model !== undefined && (typeof opts.model !== 'string' || opts.model === '')) {
-    throw new TypeError('model must be a non-empty string, or left out to use the server\'s first model');
+    throw new TypeError("model must be a non-empty string, or left out to use the server's first model");
   }
   const warmup = opts.warmup ?? 0;
   if (!Number.isInteger(warmup) || warmup < 0) {
@@ -107,7 +107,9 @@ export function resolveRunOptions(opts: RunOptionsInput): ResolvedRunOptions {
   const timelineSpecs = shape.kind === 'timeline' ? shape.requests : undefined;
   const workload = opts.workload ?? timelineSpecs;
   if (workload === undefined) {
-    throw new TypeError('workload is required: a RequestSpec[] or (i) => RequestSpec (or a timeline built from {atMs, request} entries)');
+    throw new TypeError(
+      'workload is required: a RequestSpec[] or (i) => RequestSpec (or a timeline built from {atMs, request} entries)',
+    );
   }
   if (Array.isArray(workload)) {
     if (workload.length === 0) throw new TypeError('workload is empty; give at least one RequestSpec');
@@ -127,9 +129,7 @@ export function resolveRunOptions(opts: RunOptionsInput): ResolvedRunOptions {
     throw new TypeError(`requests must be an integer ≥ 1, got ${String(opts.requests)}`);
   }
   if (shape.kind === 'timeline' && n > shape.atMs.length) {
-    throw new TypeError(
-      `timeline has ${shape.atMs.length} entries but requests is ${n}; add entries or lower requests`,
-    );
+    throw new TypeError(`timeline has ${shape.atMs.length} entries but requests is ${n}; add entries or lower requests`);
   }
 
   const specOf = Array.isArray(workload)

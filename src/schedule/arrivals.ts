@@ -90,11 +90,7 @@ export function arrivalOffsets(shape: LoadShape, n: number): number[] | null {
  * request i takes `serviceMs(i)` ms. The first `concurrency` go at 0; each later one goes
  * when the earliest busy slot frees. Pure; the runner does the same with real answers.
  */
-export function closedLoopStarts(
-  n: number,
-  concurrency: number,
-  serviceMs: number[] | ((i: number) => number),
-): number[] {
+export function closedLoopStarts(n: number, concurrency: number, serviceMs: number[] | ((i: number) => number)): number[] {
   checkCount(n);
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new TypeError(`concurrency must be an integer ≥ 1, got ${concurrency}`);

@@ -115,7 +115,12 @@ export function createPool(concurrency: number): Pool {
 }
 
 /** Run `fn` and hand its outcome on, calling `release` first so the next waiting task starts in the same tick. */
-function runTask<T>(fn: () => T | PromiseLike<T>, release: () => void, resolve: (v: T) => void, reject: (e: unknown) => void): void {
+function runTask<T>(
+  fn: () => T | PromiseLike<T>,
+  release: () => void,
+  resolve: (v: T) => void,
+  reject: (e: unknown) => void,
+): void {
   let p: Promise<T>;
   try {
     p = Promise.resolve(fn());

@@ -90,9 +90,7 @@ export function validateShape<S extends LoadShape>(shape: S): S {
       return shape;
     case 'open':
       if (typeof s.rate !== 'number' || !(s.rate > 0)) {
-        throw new TypeError(
-          `rate must be a number of requests/s > 0 (Infinity sends all at t = 0), got ${String(s.rate)}`,
-        );
+        throw new TypeError(`rate must be a number of requests/s > 0 (Infinity sends all at t = 0), got ${String(s.rate)}`);
       }
       if (s.burstiness !== undefined && (typeof s.burstiness !== 'number' || !(s.burstiness > 0))) {
         throw new TypeError(
@@ -103,9 +101,7 @@ export function validateShape<S extends LoadShape>(shape: S): S {
         throw new TypeError(`seed must be an integer, got ${String(s.seed)}`);
       }
       if (s.maxConcurrency !== undefined && !isIntAtLeast1(s.maxConcurrency)) {
-        throw new TypeError(
-          `maxConcurrency must be an integer ≥ 1 (or left out for no cap), got ${String(s.maxConcurrency)}`,
-        );
+        throw new TypeError(`maxConcurrency must be an integer ≥ 1 (or left out for no cap), got ${String(s.maxConcurrency)}`);
       }
       return shape;
     case 'timeline': {
@@ -117,9 +113,7 @@ export function validateShape<S extends LoadShape>(shape: S): S {
         throw new TypeError(`timeline atMs must be finite ms ≥ 0, got ${String(s.atMs[bad])} at entry ${bad}`);
       }
       if (s.requests !== undefined && s.requests.length !== s.atMs.length) {
-        throw new TypeError(
-          `timeline has ${s.atMs.length} times but ${s.requests.length} requests; give one request per time`,
-        );
+        throw new TypeError(`timeline has ${s.atMs.length} times but ${s.requests.length} requests; give one request per time`);
       }
       return shape;
     }
@@ -144,10 +138,7 @@ export function burst(size?: number): BurstShape {
  * Open loop at `rate` requests/s. Defaults: burstiness 1 (Poisson), seed 0, no concurrency cap.
  * `openLoop(5, { burstiness: Infinity })` sends exactly every 200 ms.
  */
-export function openLoop(
-  rate: number,
-  opts: { burstiness?: number; seed?: number; maxConcurrency?: number } = {},
-): OpenShape {
+export function openLoop(rate: number, opts: { burstiness?: number; seed?: number; maxConcurrency?: number } = {}): OpenShape {
   const shape: OpenShape = { kind: 'open', rate };
   if (opts.burstiness !== undefined) shape.burstiness = opts.burstiness;
   if (opts.seed !== undefined) shape.seed = opts.seed;

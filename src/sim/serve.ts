@@ -52,27 +52,42 @@ function p99(xs: number[]): number {
 function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: string): void {
   const profile = DEFAULT_PROFILE;
   log('='.repeat(100));
-  log(`  SIMULATED vLLM (LoadLab) ${EMULATED_VLLM_VERSION} — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`);
+  log(
+    `  SIMULATED vLLM (LoadLab) ${EMULATED_VLLM_VERSION} — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`,
+  );
   log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
   log('='.repeat(100));
   log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${EMULATED_VLLM_VERSION} (simulated, profile ${profile.id})`);
-  log(`${prefix('INFO', 'api_server.py:2')} args: ${[modelPath, ...toServeArgs(args.flags), '--host', args.host, '--port', String(args.port)].join(' ')}`);
+  log(
+    `${prefix('INFO', 'api_server.py:2')} args: ${[modelPath, ...toServeArgs(args.flags), '--host', args.host, '--port', String(args.port)].join(' ')}`,
+  );
 }
 
 /** KV cache size, maximum concurrency, the effective engine config, and the faults switched on. */
 function logEngineConfig(log: (line: string) => void, config: EngineConfig, faults: Faults, seed: number): void {
   log(`${prefix('INFO', 'kv_cache_utils.py:1')} GPU KV cache size: ${kvCacheTokens(config).toLocaleString('en-US')} tokens`);
-  log(`${prefix('INFO', 'kv_cache_utils.py:2')} Maximum concurrency for ${config.maxModelLen.toLocaleString('en-US')} tokens per request: ${maxConcurrency(config).toFixed(2)}x`);
+  log(
+    `${prefix('INFO', 'kv_cache_utils.py:2')} Maximum concurrency for ${config.maxModelLen.toLocaleString('en-US')} tokens per request: ${maxConcurrency(config).toFixed(2)}x`,
+  );
   log(`${prefix('INFO', 'sim.py:1')} Effective engine config: ${JSON.stringify(config)}`);
   const active = describeFaults(faults.settings());
-  if (active) log(`${prefix('WARNING', 'sim.py:3')} SIMULATED FAULTS on (seed ${seed}): ${active}. GET/POST /loadlab/faults shows or changes them.`);
+  if (active)
+    log(
+      `${prefix('WARNING', 'sim.py:3')} SIMULATED FAULTS on (seed ${seed}): ${active}. GET/POST /loadlab/faults shows or changes them.`,
+    );
 }
 
 /**
  * vLLM's periodic `Engine 000:` stats line every `intervalS` seconds (none while idle), with the
  * simulator's step lateness p99 (`lateness` is drained each time); warns past `LATENESS_WARN_MS`.
  */
-function startStatsLine(engine: SimEngine, clock: EngineClock, lateness: number[], log: (line: string) => void, intervalS: number): NodeJS.Timeout {
+function startStatsLine(
+  engine: SimEngine,
+  clock: EngineClock,
+  lateness: number[],
+  log: (line: string) => void,
+  intervalS: number,
+): NodeJS.Timeout {
   let prev: EngineStats = engine.stats();
   let prevMs = clock.now();
   let wasIdle = true;
@@ -90,11 +105,15 @@ function startStatsLine(engine: SimEngine, clock: EngineClock, lateness: number[
     wasIdle = idle;
     // Since start (vLLM: over the last 1000 requests; the same until then).
     const hit = s.prefixCacheQueries > 0 ? (100 * s.prefixCacheHits) / s.prefixCacheQueries : 0;
-    log(`${prefix('INFO', 'loggers.py:1')} Engine 000: Avg prompt throughput: ${promptTps.toFixed(1)} tokens/s, Avg generation throughput: ${genTps.toFixed(1)} tokens/s, ` +
-      `Running: ${s.running} reqs, Waiting: ${s.waiting} reqs, Preemptions: ${preempt}, GPU KV cache usage: ${(100 * s.kvUsage).toFixed(1)}%, ` +
-      `Prefix cache hit rate: ${hit.toFixed(1)}% | sim step lateness p99: ${late.toFixed(2)} ms`);
+    log(
+      `${prefix('INFO', 'loggers.py:1')} Engine 000: Avg prompt throughput: ${promptTps.toFixed(1)} tokens/s, Avg generation throughput: ${genTps.toFixed(1)} tokens/s, ` +
+        `Running: ${s.running} reqs, Waiting: ${s.waiting} reqs, Preemptions: ${preempt}, GPU KV cache usage: ${(100 * s.kvUsage).toFixed(1)}%, ` +
+        `Prefix cache hit rate: ${hit.toFixed(1)}% | sim step lateness p99: ${late.toFixed(2)} ms`,
+    );
     if (late > LATENESS_WARN_MS) {
-      log(`${prefix('WARNING', 'sim.py:2')} simulator is falling behind real time: step lateness p99 ${late.toFixed(2)} ms > ${LATENESS_WARN_MS} ms, so timing numbers are less faithful (close busy programs or lower the load).`);
+      log(
+        `${prefix('WARNING', 'sim.py:2')} simulator is falling behind real time: step lateness p99 ${late.toFixed(2)} ms > ${LATENESS_WARN_MS} ms, so timing numbers are less faithful (close busy programs or lower the load).`,
+      );
     }
   }, intervalS * 1000);
   timer.unref();
@@ -122,10 +141,16 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
   const clock = realClock();
   const engine = createEngine({ config, profile, clock, seed });
   const metrics = new SimMetrics({
-    modelName: served, config, profile: profile.id, vllmVersion: EMULATED_VLLM_VERSION,
+    modelName: served,
+    config,
+    profile: profile.id,
+    vllmVersion: EMULATED_VLLM_VERSION,
     gpuMemoryUtilization: args.flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization,
   });
-  const queueTimes = new QueueTimes(() => engine.scheduler.running, (q) => metrics.observeQueueTime(q));
+  const queueTimes = new QueueTimes(
+    () => engine.scheduler.running,
+    (q) => metrics.observeQueueTime(q),
+  );
   const lateness: number[] = [];
   engine.onStep((info) => {
     metrics.observeStep(info);
@@ -133,9 +158,18 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     lateness.push(info.latenessMs);
   });
   const server = createSimServer({
-    engine, tok, metrics, queueTimes, servedModelName: served, modelPath, now: () => clock.now(), rng: seededRng(seed),
-    apiOverheadMs: profile.perf.apiOverheadMs, enablePromptTokensDetails: args.enablePromptTokensDetails,
-    enableForceIncludeUsage: args.enableForceIncludeUsage, hooks: faults.hooks,
+    engine,
+    tok,
+    metrics,
+    queueTimes,
+    servedModelName: served,
+    modelPath,
+    now: () => clock.now(),
+    rng: seededRng(seed),
+    apiOverheadMs: profile.perf.apiOverheadMs,
+    enablePromptTokensDetails: args.enablePromptTokensDetails,
+    enableForceIncludeUsage: args.enableForceIncludeUsage,
+    hooks: faults.hooks,
   });
   logEngineConfig(log, config, faults, seed);
 
@@ -186,7 +220,10 @@ export async function runSimProcess(argv: string[]): Promise<void> {
     stopping = true;
     console.log(`INFO [loadlab-sim] ${why}: shutting down.`);
     setTimeout(() => process.exit(0), 2000).unref();
-    sim.close().then(() => process.exit(0), () => process.exit(0));
+    sim.close().then(
+      () => process.exit(0),
+      () => process.exit(0),
+    );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

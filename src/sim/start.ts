@@ -53,8 +53,12 @@ export interface SimHandle {
  */
 export function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
   const serveArgs = [
-    ...toServeArgs(options.flags ?? {}), ...(options.extraArgs ?? []),
-    '--host', options.host ?? '127.0.0.1', '--port', String(options.port ?? 0),
+    ...toServeArgs(options.flags ?? {}),
+    ...(options.extraArgs ?? []),
+    '--host',
+    options.host ?? '127.0.0.1',
+    '--port',
+    String(options.port ?? 0),
   ];
   let model: string;
   try {

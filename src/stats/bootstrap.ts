@@ -103,11 +103,7 @@ function nanCI(o: Required<BootstrapOptions>): BootstrapCI {
  * Does not mutate `values`.
  * @throws RangeError for p outside 0..100 or bad options.
  */
-export function bootstrapPercentileCI(
-  values: ArrayLike<number>,
-  p: number,
-  opts: BootstrapOptions = {},
-): BootstrapCI {
+export function bootstrapPercentileCI(values: ArrayLike<number>, p: number, opts: BootstrapOptions = {}): BootstrapCI {
   checkPercentile(p);
   const o = resolve(opts);
   const sorted = values.length === 0 ? undefined : sortedCopy(values);
@@ -126,12 +122,7 @@ export function bootstrapPercentileCI(
  * excludes 0 suggests a real difference at that confidence.
  * Same defaults and cost as `bootstrapPercentileCI` (n = |a| + |b|). Either sample empty → NaN fields.
  */
-export function bootstrapDiffCI(
-  a: ArrayLike<number>,
-  b: ArrayLike<number>,
-  p: number,
-  opts: BootstrapOptions = {},
-): BootstrapCI {
+export function bootstrapDiffCI(a: ArrayLike<number>, b: ArrayLike<number>, p: number, opts: BootstrapOptions = {}): BootstrapCI {
   checkPercentile(p);
   const o = resolve(opts);
   const sa = a.length === 0 ? undefined : sortedCopy(a);

@@ -10,7 +10,12 @@
 import type { MetricsSample } from '../types';
 
 /** The cumulative (`…Total`) fields of a `MetricsSample`. */
-export type CounterField = 'preemptionsTotal' | 'promptTokensTotal' | 'generationTokensTotal' | 'prefixQueriesTotal' | 'prefixHitsTotal';
+export type CounterField =
+  | 'preemptionsTotal'
+  | 'promptTokensTotal'
+  | 'generationTokensTotal'
+  | 'prefixQueriesTotal'
+  | 'prefixHitsTotal';
 
 /** What a counter did during one scrape interval. */
 export interface CounterDelta {

@@ -21,9 +21,7 @@ export interface LatencySummary {
 /** Throws unless p is a finite number from 0 to 100. */
 export function checkPercentile(p: number): void {
   if (typeof p !== 'number' || !Number.isFinite(p) || p < 0 || p > 100) {
-    throw new RangeError(
-      `percentile p must be a number from 0 to 100 (e.g. 99 for p99, not 0.99), got ${String(p)}`,
-    );
+    throw new RangeError(`percentile p must be a number from 0 to 100 (e.g. 99 for p99, not 0.99), got ${String(p)}`);
   }
 }
 

@@ -5,8 +5,15 @@
 import type { RunSummary } from '../types';
 import { percentileOfSorted } from '../stats/percentile';
 import {
-  axisTitle, baseLayout, colorAt, finitePercentile, quantileToPercent, sortedFinite,
-  type ChartOptions, type Figure, type Trace,
+  axisTitle,
+  baseLayout,
+  colorAt,
+  finitePercentile,
+  quantileToPercent,
+  sortedFinite,
+  type ChartOptions,
+  type Figure,
+  type Trace,
 } from './figure';
 
 /** One line of `latencyCdf`. */
@@ -45,15 +52,27 @@ export function latencyCdf(series: CdfSeries[], opts: CdfOptions = {}): Figure {
     const n = xs.length;
     const color = colorAt(i);
     data.push({
-      type: 'scatter', mode: 'lines', name: `${s.label} (n=${n})`, legendgroup: s.label,
-      x: xs, y: xs.map((_, k) => (k + 1) / n), line: { shape: 'hv', color },
+      type: 'scatter',
+      mode: 'lines',
+      name: `${s.label} (n=${n})`,
+      legendgroup: s.label,
+      x: xs,
+      y: xs.map((_, k) => (k + 1) / n),
+      line: { shape: 'hv', color },
       hovertemplate: `%{x:.1f} ${unit}: %{y:.1%} of requests at or below<extra>${s.label}</extra>`,
     });
     const qx = n ? qs.map((q) => percentileOfSorted(xs, quantileToPercent(q))) : [];
     data.push({
-      type: 'scatter', mode: 'markers+text', name: `${s.label} percentiles`, legendgroup: s.label,
-      showlegend: false, x: qx, y: n ? qs : [], text: n ? qs.map(pLabel) : [],
-      textposition: 'middle left', marker: { color, size: 8, symbol: 'diamond' },
+      type: 'scatter',
+      mode: 'markers+text',
+      name: `${s.label} percentiles`,
+      legendgroup: s.label,
+      showlegend: false,
+      x: qx,
+      y: n ? qs : [],
+      text: n ? qs.map(pLabel) : [],
+      textposition: 'middle left',
+      marker: { color, size: 8, symbol: 'diamond' },
       hovertemplate: `%{text} = %{x:.1f} ${unit}<extra>${s.label}</extra>`,
     });
   });
@@ -67,7 +86,10 @@ export function latencyCdf(series: CdfSeries[], opts: CdfOptions = {}): Figure {
 export type LatencyMetric = 'ttftMs' | 'e2eMs' | 'tpotMs' | 'itlMs';
 
 const METRIC_NAMES: Record<LatencyMetric, string> = {
-  ttftMs: 'TTFT', e2eMs: 'E2E latency', tpotMs: 'TPOT', itlMs: 'ITL',
+  ttftMs: 'TTFT',
+  e2eMs: 'E2E latency',
+  tpotMs: 'TPOT',
+  itlMs: 'ITL',
 };
 
 /** Options of `percentileBars`. */
@@ -90,7 +112,10 @@ export function percentileBars(
   const ps = opts.percentiles ?? ['p50', 'p95', 'p99'];
   const x = items.map((it) => String(it.label));
   const data: Trace[] = ps.map((p, i) => ({
-    type: 'bar', name: p, x, y: items.map((it) => it.summary[metric][p]),
+    type: 'bar',
+    name: p,
+    x,
+    y: items.map((it) => it.summary[metric][p]),
     marker: { color: colorAt(i) },
     hovertemplate: `${p} = %{y:.1f} ms<extra>%{x}</extra>`,
   }));
@@ -150,24 +175,41 @@ export function abComparison(items: AbItem[], opts: AbOptions): Figure {
   const pName = `p${+p.toFixed(2)}`;
   const ys = items.map((it) => it.value ?? finitePercentile(it.values, p));
   const x = items.map((it) => it.label);
-  const data: Trace[] = [{
-    type: opts.style === 'bar' ? 'bar' : 'scatter',
-    ...(opts.style === 'bar' ? {} : { mode: 'markers', marker: { size: 12, color: colorAt(0) } }),
-    name: `${opts.metric} ${pName}`, x, y: ys,
-    error_y: {
-      type: 'data', symmetric: false, visible: items.some((it) => it.ci),
-      array: items.map((it, i) => (it.ci ? it.ci.hi - ys[i] : 0)),
-      arrayminus: items.map((it, i) => (it.ci ? ys[i] - it.ci.lo : 0)),
+  const data: Trace[] = [
+    {
+      type: opts.style === 'bar' ? 'bar' : 'scatter',
+      ...(opts.style === 'bar' ? {} : { mode: 'markers', marker: { size: 12, color: colorAt(0) } }),
+      name: `${opts.metric} ${pName}`,
+      x,
+      y: ys,
+      error_y: {
+        type: 'data',
+        symmetric: false,
+        visible: items.some((it) => it.ci),
+        array: items.map((it, i) => (it.ci ? it.ci.hi - ys[i] : 0)),
+        arrayminus: items.map((it, i) => (it.ci ? ys[i] - it.ci.lo : 0)),
+      },
+      customdata: items.map((it) => [it.ci?.lo ?? NaN, it.ci?.hi ?? NaN, it.values.length]),
+      hovertemplate: `${pName} = %{y:.1f} ${unit}<br>CI [%{customdata[0]:.1f}, %{customdata[1]:.1f}]<br>n = %{customdata[2]}<extra>%{x}</extra>`,
     },
-    customdata: items.map((it) => [it.ci?.lo ?? NaN, it.ci?.hi ?? NaN, it.values.length]),
-    hovertemplate: `${pName} = %{y:.1f} ${unit}<br>CI [%{customdata[0]:.1f}, %{customdata[1]:.1f}]<br>n = %{customdata[2]}<extra>%{x}</extra>`,
-  }];
+  ];
   if (opts.showValues) {
-    items.forEach((it, i) => data.push({
-      type: 'box', name: it.label, x: it.values.map(() => it.label), y: it.values, boxpoints: 'all',
-      jitter: 0.4, pointpos: -1.6, fillcolor: 'rgba(0,0,0,0)', line: { width: 0 },
-      marker: { size: 3, opacity: 0.35, color: colorAt(i + 1) }, showlegend: false, hoverinfo: 'y',
-    }));
+    items.forEach((it, i) =>
+      data.push({
+        type: 'box',
+        name: it.label,
+        x: it.values.map(() => it.label),
+        y: it.values,
+        boxpoints: 'all',
+        jitter: 0.4,
+        pointpos: -1.6,
+        fillcolor: 'rgba(0,0,0,0)',
+        line: { width: 0 },
+        marker: { size: 3, opacity: 0.35, color: colorAt(i + 1) },
+        showlegend: false,
+        hoverinfo: 'y',
+      }),
+    );
   }
   const layout = baseLayout(`${opts.metric} ${pName} by variant (error bars: confidence interval)`, opts);
   layout.xaxis = { title: axisTitle('variant'), type: 'category' };

@@ -23,8 +23,12 @@ export interface ScalingPoint {
 export type ScalingLatencyKey = 'ttftP99Ms' | 'ttftP50Ms' | 'e2eP50Ms' | 'e2eP95Ms' | 'e2eP99Ms' | 'tpotP50Ms';
 
 const LATENCY_NAMES: Record<ScalingLatencyKey, string> = {
-  ttftP99Ms: 'P99 TTFT', ttftP50Ms: 'P50 TTFT', e2eP50Ms: 'P50 E2E latency',
-  e2eP95Ms: 'P95 E2E latency', e2eP99Ms: 'P99 E2E latency', tpotP50Ms: 'P50 TPOT',
+  ttftP99Ms: 'P99 TTFT',
+  ttftP50Ms: 'P50 TTFT',
+  e2eP50Ms: 'P50 E2E latency',
+  e2eP95Ms: 'P95 E2E latency',
+  e2eP99Ms: 'P99 E2E latency',
+  tpotP50Ms: 'P50 TPOT',
 };
 
 /** `ScalingPoint`s from run summaries of a sweep, sorted by concurrency. */
@@ -64,7 +68,7 @@ export function findSaturation(
     const b = ps[i + 1];
     const doublings = Math.log2(b.concurrency / a.concurrency);
     if (!(doublings > 0) || !(a.outputTokensPerSec > 0)) continue;
-    const gain = Math.pow(b.outputTokensPerSec / a.outputTokensPerSec, 1 / doublings) - 1;
+    const gain = (b.outputTokensPerSec / a.outputTokensPerSec) ** (1 / doublings) - 1;
     if (gain < gainBelow) return a.concurrency;
   }
   return undefined;
@@ -91,13 +95,23 @@ export function throughputVsConcurrency(points: ScalingPoint[], opts: Throughput
   const logX = opts.logX ?? (ps.length > 0 && x.every((c) => c > 0));
   const data: Trace[] = [
     {
-      type: 'scatter', mode: 'lines+markers', name: 'output throughput (tok/s)', x,
-      y: ps.map((p) => p.outputTokensPerSec), marker: { color: colorAt(0) }, line: { color: colorAt(0) },
+      type: 'scatter',
+      mode: 'lines+markers',
+      name: 'output throughput (tok/s)',
+      x,
+      y: ps.map((p) => p.outputTokensPerSec),
+      marker: { color: colorAt(0) },
+      line: { color: colorAt(0) },
       hovertemplate: 'concurrency %{x}: %{y:.0f} tok/s<extra></extra>',
     },
     {
-      type: 'scatter', mode: 'lines+markers', name: `${LATENCY_NAMES[key]} (ms)`, x, yaxis: 'y2',
-      y: ps.map((p) => p[key] ?? NaN), marker: { color: colorAt(3), symbol: 'square' },
+      type: 'scatter',
+      mode: 'lines+markers',
+      name: `${LATENCY_NAMES[key]} (ms)`,
+      x,
+      yaxis: 'y2',
+      y: ps.map((p) => p[key] ?? NaN),
+      marker: { color: colorAt(3), symbol: 'square' },
       line: { color: colorAt(3), dash: 'dot' },
       hovertemplate: `concurrency %{x}: %{y:.0f} ms<extra>${LATENCY_NAMES[key]}</extra>`,
     },
@@ -111,22 +125,45 @@ export function throughputVsConcurrency(points: ScalingPoint[], opts: Throughput
   };
   layout.yaxis = { title: axisTitle('output throughput (tok/s)'), rangemode: 'tozero', color: colorAt(0) };
   layout.yaxis2 = {
-    title: axisTitle(`${LATENCY_NAMES[key]} (ms)`), overlaying: 'y', side: 'right', rangemode: 'tozero',
-    color: colorAt(3), showgrid: false, zeroline: false, tickmode: 'sync',
+    title: axisTitle(`${LATENCY_NAMES[key]} (ms)`),
+    overlaying: 'y',
+    side: 'right',
+    rangemode: 'tozero',
+    color: colorAt(3),
+    showgrid: false,
+    zeroline: false,
+    tickmode: 'sync',
   };
   if (opts.saturationAt !== undefined) {
     const s = opts.saturationAt;
     const at = ps.find((p) => p.concurrency === s);
     // Shapes take data values on a log axis; annotations take log10 of them.
-    layout.shapes = [{
-      type: 'line', xref: 'x', yref: 'paper', x0: s, x1: s, y0: 0, y1: 1,
-      line: { color: 'grey', dash: 'dash', width: 1.5 },
-    }];
-    layout.annotations = [{
-      xref: 'x', yref: at ? 'y' : 'paper', x: logX ? Math.log10(s) : s, y: at ? at.outputTokensPerSec : 0.95,
-      text: `saturation ≈ concurrency ${s}`, showarrow: true, arrowhead: 2, ax: 40, ay: -40,
-      bgcolor: 'rgba(255,255,255,0.85)',
-    }];
+    layout.shapes = [
+      {
+        type: 'line',
+        xref: 'x',
+        yref: 'paper',
+        x0: s,
+        x1: s,
+        y0: 0,
+        y1: 1,
+        line: { color: 'grey', dash: 'dash', width: 1.5 },
+      },
+    ];
+    layout.annotations = [
+      {
+        xref: 'x',
+        yref: at ? 'y' : 'paper',
+        x: logX ? Math.log10(s) : s,
+        y: at ? at.outputTokensPerSec : 0.95,
+        text: `saturation ≈ concurrency ${s}`,
+        showarrow: true,
+        arrowhead: 2,
+        ax: 40,
+        ay: -40,
+        bgcolor: 'rgba(255,255,255,0.85)',
+      },
+    ];
   }
   return { data, layout };
 }
@@ -144,13 +181,20 @@ export interface TradeoffOptions extends ChartOptions {
 export function latencyThroughputTradeoff(points: ScalingPoint[], opts: TradeoffOptions = {}): Figure {
   const ps = [...points].sort((a, b) => a.concurrency - b.concurrency);
   const key = opts.latency ?? 'e2eP95Ms';
-  const data: Trace[] = [{
-    type: 'scatter', mode: 'lines+markers+text', name: LATENCY_NAMES[key],
-    x: ps.map((p) => p.outputTokensPerSec), y: ps.map((p) => p[key] ?? NaN),
-    text: ps.map((p) => `c=${p.concurrency}`), textposition: 'top left',
-    marker: { color: colorAt(0), size: 9 }, line: { color: colorAt(0) },
-    hovertemplate: `%{text}: %{x:.0f} tok/s, %{y:.0f} ms<extra>${LATENCY_NAMES[key]}</extra>`,
-  }];
+  const data: Trace[] = [
+    {
+      type: 'scatter',
+      mode: 'lines+markers+text',
+      name: LATENCY_NAMES[key],
+      x: ps.map((p) => p.outputTokensPerSec),
+      y: ps.map((p) => p[key] ?? NaN),
+      text: ps.map((p) => `c=${p.concurrency}`),
+      textposition: 'top left',
+      marker: { color: colorAt(0), size: 9 },
+      line: { color: colorAt(0) },
+      hovertemplate: `%{text}: %{x:.0f} tok/s, %{y:.0f} ms<extra>${LATENCY_NAMES[key]}</extra>`,
+    },
+  ];
   const layout = baseLayout(`Latency–throughput trade-off (${LATENCY_NAMES[key]})`, opts);
   layout.xaxis = { title: axisTitle('output throughput (tok/s)'), rangemode: 'tozero' };
   layout.yaxis = { title: axisTitle(`${LATENCY_NAMES[key]} (ms)`), rangemode: 'tozero' };

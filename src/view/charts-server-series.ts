@@ -10,14 +10,28 @@ import { counterDeltas, prefixHitRates, type CounterField } from '../stats/count
 
 /** A series `serverTimeline` can draw below the requests. */
 export type ServerSeries =
-  | 'running' | 'waiting' | 'kvUsage' | 'preemptions' | 'promptTokensPerSec' | 'generationTokensPerSec'
-  | 'prefixHitRate' | 'simLatenessMs' | 'gpuUtil' | 'gpuMem';
+  | 'running'
+  | 'waiting'
+  | 'kvUsage'
+  | 'preemptions'
+  | 'promptTokensPerSec'
+  | 'generationTokensPerSec'
+  | 'prefixHitRate'
+  | 'simLatenessMs'
+  | 'gpuUtil'
+  | 'gpuMem';
 
 const SERIES_NAME: Record<ServerSeries, string> = {
-  running: 'running (requests)', waiting: 'waiting (requests)', kvUsage: 'KV cache usage (%)',
-  preemptions: 'preemptions (+n per scrape)', promptTokensPerSec: 'prompt tokens/s',
-  generationTokensPerSec: 'generation tokens/s', prefixHitRate: 'prefix-cache hit rate (%)',
-  simLatenessMs: 'simulator step lateness p99 (ms)', gpuUtil: 'GPU util (%)', gpuMem: 'GPU memory (%)',
+  running: 'running (requests)',
+  waiting: 'waiting (requests)',
+  kvUsage: 'KV cache usage (%)',
+  preemptions: 'preemptions (+n per scrape)',
+  promptTokensPerSec: 'prompt tokens/s',
+  generationTokensPerSec: 'generation tokens/s',
+  prefixHitRate: 'prefix-cache hit rate (%)',
+  simLatenessMs: 'simulator step lateness p99 (ms)',
+  gpuUtil: 'GPU util (%)',
+  gpuMem: 'GPU memory (%)',
 };
 
 /** Where one series is drawn: its legend name, y axis and colour. */
@@ -42,24 +56,47 @@ function line(name: string, yaxis: string, x: number[], y: number[], color: stri
 }
 
 /** A gauge as a step line (the value holds until the next scrape); `scale` 100 turns a fraction into %. */
-function gaugeTrace(at: Slot, metrics: MetricsSample[], f: 'running' | 'waiting' | 'kvUsage' | 'simLatenessMs', scale = 1): Trace {
+function gaugeTrace(
+  at: Slot,
+  metrics: MetricsSample[],
+  f: 'running' | 'waiting' | 'kvUsage' | 'simLatenessMs',
+  scale = 1,
+): Trace {
   const { name, yaxis, color } = at;
   const ms = metrics.filter((m) => m[f] !== undefined);
-  return line(name, yaxis, ms.map((m) => msToS(m.tMs)), ms.map((m) => m[f]! * scale), color, { line: { color, width: 1.5, shape: 'hv' } });
+  return line(
+    name,
+    yaxis,
+    ms.map((m) => msToS(m.tMs)),
+    ms.map((m) => m[f]! * scale),
+    color,
+    { line: { color, width: 1.5, shape: 'hv' } },
+  );
 }
 
 /** A token counter as a rate per scrape interval, tokens/s (NaN for a zero-length interval). */
 function rateTrace(at: Slot, metrics: MetricsSample[], f: 'promptTokensTotal' | 'generationTokensTotal'): Trace {
   const inc = counterIncrements(metrics, f);
-  return line(at.name, at.yaxis, inc.map((d) => msToS(d.tMs)), inc.map((d) => (d.dtMs > 0 ? d.inc / (d.dtMs / 1000) : NaN)), at.color);
+  return line(
+    at.name,
+    at.yaxis,
+    inc.map((d) => msToS(d.tMs)),
+    inc.map((d) => (d.dtMs > 0 ? d.inc / (d.dtMs / 1000) : NaN)),
+    at.color,
+  );
 }
 
 /** Preemptions as star markers, one per scrape that saw any (`+n` per scrape). */
 function preemptionMarkers(at: Slot, metrics: MetricsSample[]): Trace {
   const inc = counterIncrements(metrics, 'preemptionsTotal').filter((d) => d.inc > 0);
   return {
-    type: 'scatter', mode: 'markers', name: at.name, xaxis: 'x', yaxis: at.yaxis,
-    x: inc.map((d) => msToS(d.tMs)), y: inc.map((d) => d.inc),
+    type: 'scatter',
+    mode: 'markers',
+    name: at.name,
+    xaxis: 'x',
+    yaxis: at.yaxis,
+    x: inc.map((d) => msToS(d.tMs)),
+    y: inc.map((d) => d.inc),
     marker: { symbol: 'star', size: 10, color: PHASE_COLORS.preemption },
   };
 }
@@ -67,7 +104,13 @@ function preemptionMarkers(at: Slot, metrics: MetricsSample[]): Trace {
 /** The prefix-cache hit rate per scrape interval, %. */
 function prefixHitTrace(at: Slot, metrics: MetricsSample[]): Trace {
   const rates = prefixHitRates(metrics);
-  return line(at.name, at.yaxis, rates.map((d) => msToS(d.endMs)), rates.map((d) => 100 * d.hitRate), at.color);
+  return line(
+    at.name,
+    at.yaxis,
+    rates.map((d) => msToS(d.endMs)),
+    rates.map((d) => 100 * d.hitRate),
+    at.color,
+  );
 }
 
 /** One line per GPU: utilization or memory used, % (NaN where nvidia-smi gave no value). */
@@ -75,8 +118,16 @@ function gpuTraces(s: 'gpuUtil' | 'gpuMem', yaxis: string, gpu: GpuSample[]): Tr
   const ids = [...new Set(gpu.map((g) => g.gpu))];
   return ids.map((id, k) => {
     const gs = gpu.filter((g) => g.gpu === id);
-    const y = gs.map((g) => (s === 'gpuUtil' ? (g.utilPct ?? NaN) : g.memTotalMiB ? (100 * (g.memUsedMiB ?? NaN)) / g.memTotalMiB : NaN));
-    return line(`GPU ${id} ${s === 'gpuUtil' ? 'util' : 'memory'} (%)`, yaxis, gs.map((g) => msToS(g.tMs)), y, colorAt(7 + k));
+    const y = gs.map((g) =>
+      s === 'gpuUtil' ? (g.utilPct ?? NaN) : g.memTotalMiB ? (100 * (g.memUsedMiB ?? NaN)) / g.memTotalMiB : NaN,
+    );
+    return line(
+      `GPU ${id} ${s === 'gpuUtil' ? 'util' : 'memory'} (%)`,
+      yaxis,
+      gs.map((g) => msToS(g.tMs)),
+      y,
+      colorAt(7 + k),
+    );
   });
 }
 
@@ -84,12 +135,22 @@ function gpuTraces(s: 'gpuUtil' | 'gpuMem', yaxis: string, gpu: GpuSample[]): Tr
 export function seriesTraces(s: ServerSeries, metrics: MetricsSample[], gpu: GpuSample[], yaxis: string, color: string): Trace[] {
   const at: Slot = { name: SERIES_NAME[s], yaxis, color };
   switch (s) {
-    case 'running': case 'waiting': case 'simLatenessMs': return [gaugeTrace(at, metrics, s)];
-    case 'kvUsage': return [gaugeTrace(at, metrics, 'kvUsage', 100)];
-    case 'promptTokensPerSec': return [rateTrace(at, metrics, 'promptTokensTotal')];
-    case 'generationTokensPerSec': return [rateTrace(at, metrics, 'generationTokensTotal')];
-    case 'preemptions': return [preemptionMarkers(at, metrics)];
-    case 'prefixHitRate': return [prefixHitTrace(at, metrics)];
-    case 'gpuUtil': case 'gpuMem': return gpuTraces(s, yaxis, gpu);
+    case 'running':
+    case 'waiting':
+    case 'simLatenessMs':
+      return [gaugeTrace(at, metrics, s)];
+    case 'kvUsage':
+      return [gaugeTrace(at, metrics, 'kvUsage', 100)];
+    case 'promptTokensPerSec':
+      return [rateTrace(at, metrics, 'promptTokensTotal')];
+    case 'generationTokensPerSec':
+      return [rateTrace(at, metrics, 'generationTokensTotal')];
+    case 'preemptions':
+      return [preemptionMarkers(at, metrics)];
+    case 'prefixHitRate':
+      return [prefixHitTrace(at, metrics)];
+    case 'gpuUtil':
+    case 'gpuMem':
+      return gpuTraces(s, yaxis, gpu);
   }
 }

@@ -7,8 +7,16 @@
  */
 import type { GpuSample, MetricsSample, RequestRecord } from '../types';
 import {
-  axisTitle, baseLayout, colorAt, msToS, PHASE_COLORS, finitePercentile,
-  type Axis, type ChartOptions, type Figure, type Trace,
+  axisTitle,
+  baseLayout,
+  colorAt,
+  msToS,
+  PHASE_COLORS,
+  finitePercentile,
+  type Axis,
+  type ChartOptions,
+  type Figure,
+  type Trace,
 } from './figure';
 import { requestBarTraces, type RequestBarsOptions } from './charts-timeline';
 import { counterIncrements, seriesTraces, type ServerSeries } from './charts-server-series';
@@ -18,8 +26,16 @@ export { counterIncrements, type ServerSeries } from './charts-server-series';
 type Panel = 'count' | 'percent' | 'rate' | 'ms';
 
 const PANEL_OF: Record<ServerSeries, Panel> = {
-  running: 'count', waiting: 'count', preemptions: 'count', kvUsage: 'percent', prefixHitRate: 'percent',
-  gpuUtil: 'percent', gpuMem: 'percent', promptTokensPerSec: 'rate', generationTokensPerSec: 'rate', simLatenessMs: 'ms',
+  running: 'count',
+  waiting: 'count',
+  preemptions: 'count',
+  kvUsage: 'percent',
+  prefixHitRate: 'percent',
+  gpuUtil: 'percent',
+  gpuMem: 'percent',
+  promptTokensPerSec: 'rate',
+  generationTokensPerSec: 'rate',
+  simLatenessMs: 'ms',
 };
 const PANEL_TITLE: Record<Panel, string> = { count: 'requests', percent: '%', rate: 'tokens/s', ms: 'ms' };
 
@@ -34,14 +50,24 @@ export interface ServerTimelineOptions extends ChartOptions, Omit<RequestBarsOpt
 
 /** ITL stalls as red triangles on the request's row: gaps above `factor` × the median gap of all requests. */
 function stallTrace(records: RequestRecord[], factor: number): Trace {
-  const median = finitePercentile(records.flatMap((r) => r.itlMs), 50);
+  const median = finitePercentile(
+    records.flatMap((r) => r.itlMs),
+    50,
+  );
   const stalls = records.flatMap((r) =>
-    r.itlMs.flatMap((gap, k) => (gap > factor * median && k + 1 < r.chunkMs.length ? [{ r, gap, tMs: r.chunkMs[k + 1] }] : [])));
+    r.itlMs.flatMap((gap, k) => (gap > factor * median && k + 1 < r.chunkMs.length ? [{ r, gap, tMs: r.chunkMs[k + 1] }] : [])),
+  );
   return {
-    type: 'scatter', mode: 'markers', name: Number.isFinite(median) ? `ITL stall (> ${factor}× median ${median.toFixed(1)} ms)` : 'ITL stall', xaxis: 'x', yaxis: 'y',
-    x: stalls.map((s) => msToS(s.tMs)), y: stalls.map((s) => s.r.index),
+    type: 'scatter',
+    mode: 'markers',
+    name: Number.isFinite(median) ? `ITL stall (> ${factor}× median ${median.toFixed(1)} ms)` : 'ITL stall',
+    xaxis: 'x',
+    yaxis: 'y',
+    x: stalls.map((s) => msToS(s.tMs)),
+    y: stalls.map((s) => s.r.index),
     text: stalls.map((s) => `#${s.r.index}: gap ${s.gap.toFixed(1)} ms (${(s.gap / median).toFixed(1)}× median)`),
-    marker: { symbol: 'triangle-down', size: 9, color: PHASE_COLORS.stall }, hovertemplate: '%{text}<extra></extra>',
+    marker: { symbol: 'triangle-down', size: 9, color: PHASE_COLORS.stall },
+    hovertemplate: '%{text}<extra></extra>',
   };
 }
 
@@ -88,10 +114,19 @@ export function serverTimeline(records: RequestRecord[], metrics: MetricsSample[
     layout[`yaxis${i + 2}`] = ax;
   });
   layout.shapes = series.includes('preemptions')
-    ? counterIncrements(metrics, 'preemptionsTotal').filter((d) => d.inc > 0).map((d) => ({
-        type: 'line', xref: 'x', yref: 'paper', x0: msToS(d.tMs), x1: msToS(d.tMs), y0: 0, y1: 1,
-        line: { color: PHASE_COLORS.preemption, width: 1, dash: 'dot' }, layer: 'above',
-      }))
+    ? counterIncrements(metrics, 'preemptionsTotal')
+        .filter((d) => d.inc > 0)
+        .map((d) => ({
+          type: 'line',
+          xref: 'x',
+          yref: 'paper',
+          x0: msToS(d.tMs),
+          x1: msToS(d.tMs),
+          y0: 0,
+          y1: 1,
+          line: { color: PHASE_COLORS.preemption, width: 1, dash: 'dot' },
+          layer: 'above',
+        }))
     : [];
   return { data, layout };
 }

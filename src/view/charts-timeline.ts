@@ -4,8 +4,15 @@
  */
 import type { RequestRecord } from '../types';
 import {
-  axisTitle, baseLayout, colorAt, msToS, PHASE_COLORS, finitePercentile,
-  type ChartOptions, type Figure, type Trace,
+  axisTitle,
+  baseLayout,
+  colorAt,
+  msToS,
+  PHASE_COLORS,
+  finitePercentile,
+  type ChartOptions,
+  type Figure,
+  type Trace,
 } from './figure';
 
 /** Options of `requestBarTraces` (and so of `requestGantt`). */
@@ -18,13 +25,29 @@ export interface RequestBarsOptions {
   yaxis?: string;
 }
 
-interface Segment { y: number; fromMs: number; toMs: number; hover: string }
+interface Segment {
+  y: number;
+  fromMs: number;
+  toMs: number;
+  hover: string;
+}
 
 function bar(name: string, color: string, segs: Segment[], yaxis: string, legendgroup?: string): Trace {
   return {
-    type: 'bar', orientation: 'h', name, legendgroup, xaxis: 'x', yaxis, width: 0.8,
-    y: segs.map((s) => s.y), base: segs.map((s) => msToS(s.fromMs)), x: segs.map((s) => msToS(s.toMs - s.fromMs)),
-    marker: { color }, text: segs.map((s) => s.hover), hovertemplate: '%{text}<extra></extra>', textposition: 'none',
+    type: 'bar',
+    orientation: 'h',
+    name,
+    legendgroup,
+    xaxis: 'x',
+    yaxis,
+    width: 0.8,
+    y: segs.map((s) => s.y),
+    base: segs.map((s) => msToS(s.fromMs)),
+    x: segs.map((s) => msToS(s.toMs - s.fromMs)),
+    marker: { color },
+    text: segs.map((s) => s.hover),
+    hovertemplate: '%{text}<extra></extra>',
+    textposition: 'none',
   };
 }
 
@@ -50,7 +73,12 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
       queued.push({ y: r.index, fromMs: r.intendedStartMs, toMs: r.startMs, hover: `${who} queued in client ${fmt(r.queueMs)}` });
     }
     const waitEnd = r.firstTokenMs ?? r.endMs;
-    waiting.push({ y: r.index, fromMs: r.startMs, toMs: waitEnd, hover: `${who} waiting for first token ${fmt(waitEnd - r.startMs)}` });
+    waiting.push({
+      y: r.index,
+      fromMs: r.startMs,
+      toMs: waitEnd,
+      hover: `${who} waiting for first token ${fmt(waitEnd - r.startMs)}`,
+    });
     if (r.firstTokenMs !== undefined) {
       const last = r.chunkMs.length ? r.chunkMs[r.chunkMs.length - 1] : r.firstTokenMs;
       const key = opts.colorBy === 'tag' ? (r.tag ?? '(no tag)') : 'decode';
@@ -71,18 +99,30 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
   const chunks = records.reduce((n, r) => n + r.chunkMs.length, 0);
   if (opts.ticks ?? chunks <= 20000) {
     traces.push({
-      type: 'scatter', mode: 'markers', name: 'token chunks', xaxis: 'x', yaxis,
-      x: records.flatMap((r) => r.chunkMs.map(msToS)), y: records.flatMap((r) => r.chunkMs.map(() => r.index)),
-      marker: { symbol: 'line-ns-open', size: 7, color: PHASE_COLORS.tokens, line: { width: 1 } }, hoverinfo: 'skip',
+      type: 'scatter',
+      mode: 'markers',
+      name: 'token chunks',
+      xaxis: 'x',
+      yaxis,
+      x: records.flatMap((r) => r.chunkMs.map(msToS)),
+      y: records.flatMap((r) => r.chunkMs.map(() => r.index)),
+      marker: { symbol: 'line-ns-open', size: 7, color: PHASE_COLORS.tokens, line: { width: 1 } },
+      hoverinfo: 'skip',
     });
   }
   const failed = records.filter((r) => !r.ok);
   if (failed.length) {
     traces.push({
-      type: 'scatter', mode: 'markers', name: 'failed', xaxis: 'x', yaxis,
-      x: failed.map((r) => msToS(r.endMs)), y: failed.map((r) => r.index),
+      type: 'scatter',
+      mode: 'markers',
+      name: 'failed',
+      xaxis: 'x',
+      yaxis,
+      x: failed.map((r) => msToS(r.endMs)),
+      y: failed.map((r) => r.index),
       text: failed.map((r) => `#${r.index} failed: ${r.error?.code ?? 'error'} ${r.error?.message ?? ''}`),
-      marker: { symbol: 'x', size: 10, color: PHASE_COLORS.failed }, hovertemplate: '%{text}<extra></extra>',
+      marker: { symbol: 'x', size: 10, color: PHASE_COLORS.failed },
+      hovertemplate: '%{text}<extra></extra>',
     });
   }
   return traces;
@@ -134,25 +174,49 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
       }
     }
     data.push({
-      type: 'scatter', mode: 'markers', name: byTag.size > 1 || tag !== '(no tag)' ? tag : 'ITL gap', x, y, text,
+      type: 'scatter',
+      mode: 'markers',
+      name: byTag.size > 1 || tag !== '(no tag)' ? tag : 'ITL gap',
+      x,
+      y,
+      text,
       marker: { size: 4, opacity: 0.6, color: colorAt(i++) },
       hovertemplate: '%{text}: %{y:.1f} ms at %{x:.3f} s<extra></extra>',
     });
   }
-  const median = finitePercentile(rs.flatMap((r) => r.itlMs), 50);
+  const median = finitePercentile(
+    rs.flatMap((r) => r.itlMs),
+    50,
+  );
   const title = opts.tag === undefined ? 'Inter-token gaps over time' : `Inter-token gaps over time [${opts.tag}]`;
   const layout = baseLayout(title, opts);
   layout.xaxis = { title: axisTitle('run time (s)'), rangemode: 'tozero' };
   layout.yaxis = { title: axisTitle('inter-token gap (ms)'), rangemode: 'tozero' };
   if (Number.isFinite(median)) {
-    layout.shapes = [{
-      type: 'line', xref: 'paper', x0: 0, x1: 1, yref: 'y', y0: median, y1: median,
-      line: { color: 'grey', dash: 'dash', width: 1 },
-    }];
-    layout.annotations = [{
-      xref: 'paper', x: 1, xanchor: 'right', yref: 'y', y: median, yanchor: 'bottom',
-      text: `median ${median.toFixed(1)} ms`, showarrow: false,
-    }];
+    layout.shapes = [
+      {
+        type: 'line',
+        xref: 'paper',
+        x0: 0,
+        x1: 1,
+        yref: 'y',
+        y0: median,
+        y1: median,
+        line: { color: 'grey', dash: 'dash', width: 1 },
+      },
+    ];
+    layout.annotations = [
+      {
+        xref: 'paper',
+        x: 1,
+        xanchor: 'right',
+        yref: 'y',
+        y: median,
+        yanchor: 'bottom',
+        text: `median ${median.toFixed(1)} ms`,
+        showarrow: false,
+      },
+    ];
   }
   return { data, layout };
 }

@@ -74,8 +74,16 @@ export function axisTitle(text: string): { text: string } {
 
 /** Plotly's default colour cycle, to colour related traces alike. */
 export const PALETTE: readonly string[] = [
-  '#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd',
-  '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf',
+  '#1f77b4',
+  '#ff7f0e',
+  '#2ca02c',
+  '#d62728',
+  '#9467bd',
+  '#8c564b',
+  '#e377c2',
+  '#7f7f7f',
+  '#bcbd22',
+  '#17becf',
 ];
 
 /** The `i`-th palette colour (wraps around). */

@@ -19,11 +19,29 @@ import type { RequestRecord } from '../types';
  * `index` would shadow `DataFrame.index` and break `print()`, `loc` and plotting.
  */
 export const RECORD_COLUMNS = {
-  requestIndex: 'int32', requestId: 'string', tag: 'string', warmup: 'boolean', ok: 'boolean',
-  status: 'float32', errorCode: 'string', intendedStartMs: 'float32', startMs: 'float32',
-  firstTokenMs: 'float32', endMs: 'float32', ttftMs: 'float32', tpotMs: 'float32', e2eMs: 'float32',
-  queueMs: 'float32', ttftFromIntendedMs: 'float32', promptTokens: 'float32', outputTokens: 'float32',
-  cachedTokens: 'float32', finishReason: 'string', chunks: 'int32', itlMeanMs: 'float32', itlMaxMs: 'float32',
+  requestIndex: 'int32',
+  requestId: 'string',
+  tag: 'string',
+  warmup: 'boolean',
+  ok: 'boolean',
+  status: 'float32',
+  errorCode: 'string',
+  intendedStartMs: 'float32',
+  startMs: 'float32',
+  firstTokenMs: 'float32',
+  endMs: 'float32',
+  ttftMs: 'float32',
+  tpotMs: 'float32',
+  e2eMs: 'float32',
+  queueMs: 'float32',
+  ttftFromIntendedMs: 'float32',
+  promptTokens: 'float32',
+  outputTokens: 'float32',
+  cachedTokens: 'float32',
+  finishReason: 'string',
+  chunks: 'int32',
+  itlMeanMs: 'float32',
+  itlMaxMs: 'float32',
 } as const;
 
 /** A row of `recordsToDataFrame`: numbers (NaN when missing), strings (null when missing), booleans. */
@@ -42,13 +60,29 @@ export function recordRow(r: RequestRecord): RecordRow {
     if (g > max) max = g;
   }
   return {
-    requestIndex: r.index, requestId: str(r.requestId), tag: str(r.tag), warmup: r.warmup, ok: r.ok,
-    status: num(r.status), errorCode: str(r.error?.code), intendedStartMs: num(r.intendedStartMs),
-    startMs: num(r.startMs), firstTokenMs: num(r.firstTokenMs), endMs: num(r.endMs), ttftMs: num(r.ttftMs),
-    tpotMs: num(r.tpotMs), e2eMs: num(r.e2eMs), queueMs: num(r.queueMs), ttftFromIntendedMs: num(r.ttftFromIntendedMs),
-    promptTokens: num(r.promptTokens), outputTokens: num(r.outputTokens), cachedTokens: num(r.cachedTokens),
-    finishReason: str(r.finishReason), chunks: Array.isArray(r.chunkMs) ? r.chunkMs.length : 0,
-    itlMeanMs: itl.length ? sum / itl.length : NaN, itlMaxMs: itl.length ? max : NaN,
+    requestIndex: r.index,
+    requestId: str(r.requestId),
+    tag: str(r.tag),
+    warmup: r.warmup,
+    ok: r.ok,
+    status: num(r.status),
+    errorCode: str(r.error?.code),
+    intendedStartMs: num(r.intendedStartMs),
+    startMs: num(r.startMs),
+    firstTokenMs: num(r.firstTokenMs),
+    endMs: num(r.endMs),
+    ttftMs: num(r.ttftMs),
+    tpotMs: num(r.tpotMs),
+    e2eMs: num(r.e2eMs),
+    queueMs: num(r.queueMs),
+    ttftFromIntendedMs: num(r.ttftFromIntendedMs),
+    promptTokens: num(r.promptTokens),
+    outputTokens: num(r.outputTokens),
+    cachedTokens: num(r.cachedTokens),
+    finishReason: str(r.finishReason),
+    chunks: Array.isArray(r.chunkMs) ? r.chunkMs.length : 0,
+    itlMeanMs: itl.length ? sum / itl.length : NaN,
+    itlMaxMs: itl.length ? max : NaN,
   };
 }
 

@@ -11,10 +11,10 @@
  * (~4.8 MB per file). With `plotlyJs: 'sibling'` they instead load `plotly.min.js`, copied once
  * into the same folder: use that when a run folder collects many charts.
  */
-import * as fs from 'fs';
-import * as path from 'path';
-import { createRequire } from 'module';
-import { randomBytes } from 'crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
 import { displayHtml, kernelDisplay, renderState } from './display';
 import type { Figure } from './figure';
 

@@ -32,8 +32,13 @@ export interface TableOptions {
 export const MISSING = '—';
 
 function isDataFrame(x: unknown): x is DataFrameLike {
-  return !Array.isArray(x) && typeof x === 'object' && x !== null && Array.isArray((x as DataFrameLike).columns) &&
-    Array.isArray((x as DataFrameLike).values);
+  return (
+    !Array.isArray(x) &&
+    typeof x === 'object' &&
+    x !== null &&
+    Array.isArray((x as DataFrameLike).columns) &&
+    Array.isArray((x as DataFrameLike).values)
+  );
 }
 
 /** Rows of a danfojs DataFrame (via `columns` and `values`, so NaN stays NaN), or the rows given. */
@@ -72,8 +77,7 @@ export function formatCell(v: unknown, digits = 2, integer = false): string {
 export function tableHtml(input: Record<string, unknown>[] | DataFrameLike, opts: TableOptions = {}): string {
   const rows = toRows(input);
   const columns = opts.columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
-  const digitsOf = (c: string): number =>
-    typeof opts.digits === 'number' ? opts.digits : (opts.digits?.[c] ?? 2);
+  const digitsOf = (c: string): number => (typeof opts.digits === 'number' ? opts.digits : (opts.digits?.[c] ?? 2));
   const numeric = new Map<string, { integer: boolean }>();
   for (const c of columns) {
     const nums = rows.map((r) => r[c]).filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
@@ -233,8 +237,12 @@ export function compareTable(
 ): string | undefined {
   const runs = itemRuns(items);
   // Items without a manifest fall back on the caller's label; a simulated manifest always shows.
-  const label: Provenance | undefined = runs.length === items.length ? runs
-    : provenanceOf(runs) === undefined || provenanceOf(runs) === 'real' ? opts.simulated : runs;
+  const label: Provenance | undefined =
+    runs.length === items.length
+      ? runs
+      : provenanceOf(runs) === undefined || provenanceOf(runs) === 'real'
+        ? opts.simulated
+        : runs;
   const caption = withSim(opts.caption ?? 'Runs compared', label);
   const d = opts.digits ?? 1;
   const digits = Object.fromEntries(metrics.map((m) => [m.header, m.digits ?? d]));

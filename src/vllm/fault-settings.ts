@@ -16,11 +16,26 @@ export type { FaultSettings } from './flag-types';
 
 /** Which setting holds each kind's fraction. */
 export const FRACTION_FIELD: Readonly<Record<FaultKind, keyof FaultSettings>> = {
-  http_500: 'http500', http_503: 'http503', reset: 'reset', stream_error: 'streamError',
-  stall: 'stall', slow_headers: 'slowHeaders', malformed: 'malformed',
+  http_500: 'http500',
+  http_503: 'http503',
+  reset: 'reset',
+  stream_error: 'streamError',
+  stall: 'stall',
+  slow_headers: 'slowHeaders',
+  malformed: 'malformed',
 };
 const DEFAULTS: Required<FaultSettings> = {
-  http500: 0, http503: 0, reset: 0, streamError: 0, stall: 0, stallS: 5, slowHeaders: 0, slowHeadersS: 2, malformed: 0, afterChunks: 2, exitAfterS: 0,
+  http500: 0,
+  http503: 0,
+  reset: 0,
+  streamError: 0,
+  stall: 0,
+  stallS: 5,
+  slowHeaders: 0,
+  slowHeadersS: 2,
+  malformed: 0,
+  afterChunks: 2,
+  exitAfterS: 0,
 };
 /** The run-time control endpoint (simulator only). */
 export const FAULTS_PATH = '/loadlab/faults';
@@ -40,8 +55,10 @@ export function showValue(v: unknown): string {
 
 /** The allowed range of one setting, as the error message states it. */
 function rangeOf(key: keyof FaultSettings): { ok: (v: number) => boolean; text: string } {
-  if ((Object.values(FRACTION_FIELD) as string[]).includes(key)) return { ok: (v) => v >= 0 && v <= 1, text: 'a fraction in [0, 1]' };
-  if (key === 'afterChunks') return { ok: (v) => Number.isInteger(v) && v >= 0 && v <= MAX_AFTER_CHUNKS, text: `an integer in [0, ${MAX_AFTER_CHUNKS}]` };
+  if ((Object.values(FRACTION_FIELD) as string[]).includes(key))
+    return { ok: (v) => v >= 0 && v <= 1, text: 'a fraction in [0, 1]' };
+  if (key === 'afterChunks')
+    return { ok: (v) => Number.isInteger(v) && v >= 0 && v <= MAX_AFTER_CHUNKS, text: `an integer in [0, ${MAX_AFTER_CHUNKS}]` };
   return { ok: (v) => v >= 0 && v <= MAX_FAULT_SECONDS, text: `seconds in [0, ${MAX_FAULT_SECONDS}] (0 to 365 days)` };
 }
 
@@ -55,14 +72,19 @@ export function resolveFaultSettings(s: FaultSettings): Required<FaultSettings> 
   const out = { ...DEFAULTS };
   for (const [k, v] of Object.entries(s ?? {})) {
     if (v === undefined) continue;
-    if (!Object.hasOwn(DEFAULTS, k)) throw new TypeError(`unknown fault setting '${k}'; known: ${Object.keys(DEFAULTS).join(', ')}`);
+    if (!Object.hasOwn(DEFAULTS, k))
+      throw new TypeError(`unknown fault setting '${k}'; known: ${Object.keys(DEFAULTS).join(', ')}`);
     const key = k as keyof FaultSettings;
     const range = rangeOf(key);
-    if (typeof v !== 'number' || !Number.isFinite(v) || !range.ok(v)) throw new TypeError(`fault setting ${k} must be ${range.text}, got ${showValue(v)}`);
+    if (typeof v !== 'number' || !Number.isFinite(v) || !range.ok(v))
+      throw new TypeError(`fault setting ${k} must be ${range.text}, got ${showValue(v)}`);
     out[key] = v;
   }
   const sum = FAULT_KINDS.reduce((a, k) => a + out[FRACTION_FIELD[k]], 0);
-  if (sum > 1 + 1e-9) throw new TypeError(`fault fractions add up to ${+sum.toFixed(6)}, more than 1: each request gets at most one fault, so lower them`);
+  if (sum > 1 + 1e-9)
+    throw new TypeError(
+      `fault fractions add up to ${+sum.toFixed(6)}, more than 1: each request gets at most one fault, so lower them`,
+    );
   return out;
 }
 
@@ -89,7 +111,8 @@ export function describeFaults(s: Required<FaultSettings>): string {
     const pct = `${k} ${+(s[FRACTION_FIELD[k]] * 100).toFixed(3)}%`;
     return k === 'stall' ? `${pct} (${s.stallS} s)` : k === 'slow_headers' ? `${pct} (${s.slowHeadersS} s)` : pct;
   });
-  if (parts.length > 0 && [...MID_STREAM].some((k) => s[FRACTION_FIELD[k]] > 0)) parts.push(`mid-stream after ${s.afterChunks} events`);
+  if (parts.length > 0 && [...MID_STREAM].some((k) => s[FRACTION_FIELD[k]] > 0))
+    parts.push(`mid-stream after ${s.afterChunks} events`);
   if (s.exitAfterS > 0) parts.push(`server exit after ${s.exitAfterS} s`);
   return parts.join(', ');
 }

@@ -85,7 +85,7 @@ export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagChec
   for (const [k, v] of Object.entries(FIXED_DEFAULTS) as Array<[keyof ServerFlags, unknown]>) wanted.set(k, v);
   for (const [k, v] of Object.entries(flags) as Array<[keyof ServerFlags, unknown]>) if (v !== undefined) wanted.set(k, v);
   for (const [key, value] of wanted) {
-    const requested = Object.prototype.hasOwnProperty.call(flags, key) && flags[key] !== undefined;
+    const requested = Object.hasOwn(flags, key) && flags[key] !== undefined;
     let seenValue: string | undefined;
     let label: string = key;
     if (key === 'maxModelLen') {
@@ -101,7 +101,9 @@ export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagChec
     const want = asLabel(value);
     const simOnly = SERVE_FLAGS.find((f) => f.key === key)?.vllm === false;
     if (simOnly && !seen.simulated) {
-      out.mismatches.push(`${String(key)}=${want} exists only in LoadLab's simulator (vLLM has no such flag), so this point cannot be measured on this server; skip it`);
+      out.mismatches.push(
+        `${String(key)}=${want} exists only in LoadLab's simulator (vLLM has no such flag), so this point cannot be measured on this server; skip it`,
+      );
     } else if (seenValue === undefined) {
       if (requested) out.unverified.push(argsOf(key, value));
     } else if (sameValue(seenValue, want)) {
@@ -151,7 +153,13 @@ export function unverifiedNote(check: FlagCheck): string {
  * nothing is thrown and the flags stay named as unverified.
  * @param before the server's `startedAtS` when `prev` was accepted.
  */
-export function assertRestartedForHidden(prev: ServerFlags, next: ServerFlags, seen: ReportedConfig, before: number | undefined, model: string): void {
+export function assertRestartedForHidden(
+  prev: ServerFlags,
+  next: ServerFlags,
+  seen: ReportedConfig,
+  before: number | undefined,
+  model: string,
+): void {
   const hidden = (f: ServerFlags) => compareFlags(f, seen).unverified.sort().join(' ');
   const was = hidden(prev);
   const now = hidden(next);

@@ -8,8 +8,15 @@ import type { FaultSettings, ServerFlags } from './flag-types';
 export const DEFAULT_MODEL = 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4';
 
 /** Keys a flag can set: a `ServerFlags` field or a field of `ServeArgs` itself. */
-type FlagKey = keyof ServerFlags | 'host' | 'port' | 'model' | 'statsIntervalS'
-  | 'enablePromptTokensDetails' | 'enableForceIncludeUsage' | keyof FaultSettings;
+type FlagKey =
+  | keyof ServerFlags
+  | 'host'
+  | 'port'
+  | 'model'
+  | 'statsIntervalS'
+  | 'enablePromptTokensDetails'
+  | 'enableForceIncludeUsage'
+  | keyof FaultSettings;
 
 /** One row of the flags table. */
 export interface FlagSpec {

@@ -53,13 +53,22 @@ function parseValue(spec: FlagSpec, raw: string): string | number {
   }
   const v = spec.key === 'maxModelLen' ? parseSuffixed(raw) : raw.trim() === '' ? Number.NaN : Number(raw);
   const what = spec.type === 'int' ? 'an integer' : 'a number';
-  const range = spec.min !== undefined && spec.max !== undefined ? ` in [${spec.min}, ${spec.max}]`
-    : spec.min !== undefined ? ` ≥ ${spec.min}` : '';
-  const bad = !Number.isFinite(v) || (spec.type === 'int' && !Number.isInteger(v))
-    || (spec.min !== undefined && v < spec.min) || (spec.max !== undefined && v > spec.max);
+  const range =
+    spec.min !== undefined && spec.max !== undefined
+      ? ` in [${spec.min}, ${spec.max}]`
+      : spec.min !== undefined
+        ? ` ≥ ${spec.min}`
+        : '';
+  const bad =
+    !Number.isFinite(v) ||
+    (spec.type === 'int' && !Number.isInteger(v)) ||
+    (spec.min !== undefined && v < spec.min) ||
+    (spec.max !== undefined && v > spec.max);
   if (bad) {
-    const hint = spec.key === 'maxModelLen' && /^(-1|auto)$/i.test(raw.trim())
-      ? ' (the simulator does not support auto; give a length such as 32768)' : '';
+    const hint =
+      spec.key === 'maxModelLen' && /^(-1|auto)$/i.test(raw.trim())
+        ? ' (the simulator does not support auto; give a length such as 32768)'
+        : '';
     throw new Error(`${spec.cli} must be ${what}${range}, got '${raw}'${hint}`);
   }
   return v;
@@ -71,8 +80,14 @@ function parseValue(spec: FlagSpec, raw: string): string | number {
  */
 export function parseServeArgs(argv: string[]): ServeArgs {
   const out: ServeArgs = {
-    flags: {}, host: '127.0.0.1', port: 8000, statsIntervalS: 10,
-    enablePromptTokensDetails: false, enableForceIncludeUsage: false, faults: {}, help: false,
+    flags: {},
+    host: '127.0.0.1',
+    port: 8000,
+    statsIntervalS: 10,
+    enablePromptTokensDetails: false,
+    enableForceIncludeUsage: false,
+    faults: {},
+    help: false,
   };
   const set = (spec: FlagSpec, v: unknown) => {
     const target = (spec.into === 'flags' ? out.flags : spec.into === 'faults' ? out.faults : out) as Record<string, unknown>;
@@ -80,9 +95,13 @@ export function parseServeArgs(argv: string[]): ServeArgs {
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === '--help' || arg === '-h') { out.help = true; continue; }
+    if (arg === '--help' || arg === '-h') {
+      out.help = true;
+      continue;
+    }
     if (!arg.startsWith('--')) {
-      if (out.model !== undefined) throw new Error(`unexpected argument '${arg}': only one model may be given (model is already '${out.model}')`);
+      if (out.model !== undefined)
+        throw new Error(`unexpected argument '${arg}': only one model may be given (model is already '${out.model}')`);
       out.model = arg;
       continue;
     }
@@ -98,12 +117,14 @@ export function parseServeArgs(argv: string[]): ServeArgs {
     }
     if (!spec) throw new Error(`unknown flag ${name}. Known flags: ${knownFlagsList()}`);
     if (spec.type === 'bool') {
-      if (inline !== undefined) throw new Error(`${name} takes no value; write ${spec.cli} to turn it on or --no-${spec.cli.slice(2)} to turn it off`);
+      if (inline !== undefined)
+        throw new Error(`${name} takes no value; write ${spec.cli} to turn it on or --no-${spec.cli.slice(2)} to turn it off`);
       set(spec, boolValue);
       continue;
     }
     const raw = inline ?? argv[++i];
-    if (raw === undefined || (inline === undefined && raw.startsWith('--'))) throw new Error(`${name} needs a value, e.g. ${name} ${example(spec)}`);
+    if (raw === undefined || (inline === undefined && raw.startsWith('--')))
+      throw new Error(`${name} needs a value, e.g. ${name} ${example(spec)}`);
     set(spec, parseValue(spec, raw));
   }
   return out;
@@ -111,7 +132,13 @@ export function parseServeArgs(argv: string[]): ServeArgs {
 
 function example(spec: FlagSpec): string {
   if (spec.into === 'faults') return spec.max === 1 ? '0.1' : '2';
-  return spec.type === 'enum' ? spec.values![0] : spec.type === 'string' ? 'NAME' : spec.key === 'gpuMemoryUtilization' ? '0.9' : '2048';
+  return spec.type === 'enum'
+    ? spec.values![0]
+    : spec.type === 'string'
+      ? 'NAME'
+      : spec.key === 'gpuMemoryUtilization'
+        ? '0.9'
+        : '2048';
 }
 
 /**
@@ -135,8 +162,10 @@ export function toServeArgs(flags: ServerFlags, opts: { target?: 'sim' | 'vllm' 
 /** The flags table as help text (for `loadlab sim --help`). */
 export function formatFlagsHelp(): string {
   const rows = SERVE_FLAGS.map((f) => {
-    const name = f.type === 'bool' ? `${f.cli}, --no-${f.cli.slice(2)}`
-      : `${f.cli} ${f.type === 'enum' ? f.values!.join('|') : f.type === 'string' ? 'NAME' : 'N'}`;
+    const name =
+      f.type === 'bool'
+        ? `${f.cli}, --no-${f.cli.slice(2)}`
+        : `${f.cli} ${f.type === 'enum' ? f.values!.join('|') : f.type === 'string' ? 'NAME' : 'N'}`;
     return `  ${name.padEnd(46)} ${f.help}${f.vllm ? '' : ' [simulator only]'}`;
   });
   return ['Usage: loadlab sim [model] [flags]', '', 'Flags (same names as `vllm serve`):', ...rows].join('\n');

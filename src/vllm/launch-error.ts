@@ -7,7 +7,12 @@ export class LaunchError extends Error {
    * @param logTail the server's last log lines ('' when it never ran)
    * @param pid the server's pid (= process group), when it was spawned
    */
-  constructor(message: string, readonly kind: LaunchFailureKind | 'timeout' | 'config', readonly logTail: string = '', readonly pid?: number) {
+  constructor(
+    message: string,
+    readonly kind: LaunchFailureKind | 'timeout' | 'config',
+    readonly logTail: string = '',
+    readonly pid?: number,
+  ) {
     super(message);
     this.name = 'LaunchError';
   }

@@ -103,7 +103,12 @@ export async function spawnServer(argv: string[], s: SpawnSettings, log: ServerL
     createInterface({ input: stream! }).on('line', log.addLine);
   }
   let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  const exited = new Promise<void>((resolve) => child.once('exit', (code, signal) => { exitInfo = { code, signal }; resolve(); }));
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      resolve();
+    }),
+  );
   // 'close' = its pipes are drained too (never, while a forked worker still holds them).
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   let stopping: Promise<void> | undefined;
@@ -123,15 +128,31 @@ async function stopGroup(pid: number, s: SpawnSettings, log: ServerLog, closed: 
   // The pipes may still hold the last lines (the ones that say why it died): let them drain.
   await waitUntil(closed, 500);
   log.close();
-  if (groupAlive(pid)) throw new LaunchError(`vLLM (process group ${pid}) survived SIGKILL; run \`kill -9 -- -${pid}\``, 'unknown', log.logTail(), pid);
+  if (groupAlive(pid))
+    throw new LaunchError(
+      `vLLM (process group ${pid}) survived SIGKILL; run \`kill -9 -- -${pid}\``,
+      'unknown',
+      log.logTail(),
+      pid,
+    );
   if (!(await waitPortFree(port, host, 10_000))) {
-    throw new LaunchError(`vLLM stopped, but port ${port} is still in use after 10 s (another process holds it: \`ss -ltnp | grep :${port}\`)`, 'port_in_use', log.logTail(), pid);
+    throw new LaunchError(
+      `vLLM stopped, but port ${port} is still in use after 10 s (another process holds it: \`ss -ltnp | grep :${port}\`)`,
+      'port_in_use',
+      log.logTail(),
+      pid,
+    );
   }
 }
 
 /** Resolves when `p` settles or after `ms`, whichever is first, leaving no timer behind. */
 export async function waitUntil(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([p, new Promise<void>((r) => { timer = setTimeout(r, ms); })]);
+  await Promise.race([
+    p,
+    new Promise<void>((r) => {
+      timer = setTimeout(r, ms);
+    }),
+  ]);
   clearTimeout(timer);
 }

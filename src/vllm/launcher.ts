@@ -77,7 +77,17 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
   const timeoutMs = options.startupTimeoutMs ?? 600_000;
   const pollMs = options.healthPollMs ?? 500;
   const { host, port, model, exe } = await preflight(options);
-  const argv = [exe, 'serve', model, '--host', host, '--port', String(port), ...toServeArgs(options.flags ?? {}, { target: 'vllm' }), ...(options.extraArgs ?? [])];
+  const argv = [
+    exe,
+    'serve',
+    model,
+    '--host',
+    host,
+    '--port',
+    String(port),
+    ...toServeArgs(options.flags ?? {}, { target: 'vllm' }),
+    ...(options.extraArgs ?? []),
+  ];
   // Flags that start but slow the lessons down, e.g. --quantization gptq (src/vllm/flags.ts).
   for (const w of serveArgWarnings(argv)) console.warn(`LoadLab: ${w}`);
   const log = openServerLog(argv, options.logFile, options.onLog);
@@ -91,20 +101,31 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
 async function preflight(options: LaunchVllmOptions): Promise<{ host: string; port: number; model: string; exe: string }> {
   const host = options.host ?? '127.0.0.1';
   const bin = options.bin ?? process.env.LOADLAB_VLLM_BIN ?? 'vllm';
-  const port = options.port === 0 ? await freePort(host) : options.port ?? 8000;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new LaunchError(`port must be an integer in 1..65535 (or 0 for a free one), got ${options.port}`, 'config');
+  const port = options.port === 0 ? await freePort(host) : (options.port ?? 8000);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new LaunchError(`port must be an integer in 1..65535 (or 0 for a free one), got ${options.port}`, 'config');
   const model = options.model.startsWith('~/') ? homedir() + options.model.slice(1) : options.model;
   if (/^(\/|\.\.?\/)/.test(model) && !existsSync(model)) {
-    throw new LaunchError(`model path ${model} does not exist. Give the folder that holds config.json and the weights (on AutoDL often under /root/autodl-tmp/), or a Hugging Face id such as Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4.`, 'model_not_found');
+    throw new LaunchError(
+      `model path ${model} does not exist. Give the folder that holds config.json and the weights (on AutoDL often under /root/autodl-tmp/), or a Hugging Face id such as Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4.`,
+      'model_not_found',
+    );
   }
   const exe = which(bin);
   if (!exe) {
-    throw new LaunchError(`'${bin}' was not found. Activate the Python environment that has vLLM (e.g. \`conda activate\` it before starting Jupyter) or set LOADLAB_VLLM_BIN=/path/to/vllm. Without an NVIDIA GPU, use the simulator (startSim) instead.`, 'not_found');
+    throw new LaunchError(
+      `'${bin}' was not found. Activate the Python environment that has vLLM (e.g. \`conda activate\` it before starting Jupyter) or set LOADLAB_VLLM_BIN=/path/to/vllm. Without an NVIDIA GPU, use the simulator (startSim) instead.`,
+      'not_found',
+    );
   }
   const taken = await checkPort(port, host);
   if (taken.inUse) {
-    const what = taken.how === 'listening' ? 'something is already answering there, probably an earlier server' : 'a socket is bound to it';
-    throw new LaunchError(`port ${port} on ${host} is already in use (${what}). Stop the old server (\`await server.stop()\` if this kernel started it, or \`pkill -f "vllm serve"\` in a terminal; \`ss -ltnp | grep :${port}\` shows who holds it), or choose another port, e.g. launchVllm({ …, port: ${port + 1} }).`, 'port_in_use');
+    const what =
+      taken.how === 'listening' ? 'something is already answering there, probably an earlier server' : 'a socket is bound to it';
+    throw new LaunchError(
+      `port ${port} on ${host} is already in use (${what}). Stop the old server (\`await server.stop()\` if this kernel started it, or \`pkill -f "vllm serve"\` in a terminal; \`ss -ltnp | grep :${port}\` shows who holds it), or choose another port, e.g. launchVllm({ …, port: ${port + 1} }).`,
+      'port_in_use',
+    );
   }
   return { host, port, model, exe };
 }
@@ -124,13 +145,26 @@ async function waitHealthy(
     if (exit) {
       await proc.stop().catch(() => undefined);
       const d = diagnoseLaunchFailure(log.lastLines(60), { model: w.model, port: w.port, exitCode: exit.code });
-      throw new LaunchError(`vLLM exited before it became healthy: ${d.advice}\n--- last log lines ---\n${log.logTail(25)}`, d.kind, log.logTail(), proc.pid);
+      throw new LaunchError(
+        `vLLM exited before it became healthy: ${d.advice}\n--- last log lines ---\n${log.logTail(25)}`,
+        d.kind,
+        log.logTail(),
+        proc.pid,
+      );
     }
-    const healthy = await httpGet(`${w.baseUrl}/health`, { timeoutMs: 2000 }).then((r) => r.status === 200, () => false);
+    const healthy = await httpGet(`${w.baseUrl}/health`, { timeoutMs: 2000 }).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (healthy && !proc.exitInfo()) return;
     if (performance.now() >= deadline) {
       await proc.stop().catch(() => undefined);
-      throw new LaunchError(`vLLM did not answer GET /health with 200 within ${Math.round(w.timeoutMs / 1000)} s, so it was stopped. Loading a 7B model takes 1–3 min on a 4090 (longer on a first download); raise startupTimeoutMs if the log shows progress.\n--- last log lines ---\n${log.logTail(25)}`, 'timeout', log.logTail(), proc.pid);
+      throw new LaunchError(
+        `vLLM did not answer GET /health with 200 within ${Math.round(w.timeoutMs / 1000)} s, so it was stopped. Loading a 7B model takes 1–3 min on a 4090 (longer on a first download); raise startupTimeoutMs if the log shows progress.\n--- last log lines ---\n${log.logTail(25)}`,
+        'timeout',
+        log.logTail(),
+        proc.pid,
+      );
     }
     await waitUntil(proc.exited, w.pollMs);
   }

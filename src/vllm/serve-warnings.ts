@@ -15,8 +15,10 @@ export function serveArgWarnings(argv: readonly string[]): string[] {
     const a = argv[i];
     const value = a === '--quantization' || a === '-q' ? argv[i + 1] : a.startsWith('--quantization=') ? a.slice(15) : undefined;
     if (value === 'gptq') {
-      warnings.push('`--quantization gptq` forces vLLM\'s slower non-Marlin GPTQ kernel (vllm/model_executor/layers/quantization/gptq_marlin.py, ' +
-        'override_quantization_method); drop the flag: vLLM picks gptq_marlin for this model by itself.');
+      warnings.push(
+        "`--quantization gptq` forces vLLM's slower non-Marlin GPTQ kernel (vllm/model_executor/layers/quantization/gptq_marlin.py, " +
+          'override_quantization_method); drop the flag: vLLM picks gptq_marlin for this model by itself.',
+      );
     }
   }
   return warnings;

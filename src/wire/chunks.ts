@@ -108,8 +108,13 @@ export function usageChunkJson(head: string, usage: string): string {
 
 /** vLLM's `error.type` for a status (HTTP phrase for Starlette errors, class name for vLLM's own). */
 export const ERROR_TYPES: Readonly<Record<number, string>> = {
-  400: 'BadRequestError', 401: 'Unauthorized', 404: 'NotFoundError', 429: 'Too Many Requests',
-  500: 'InternalServerError', 501: 'NotImplementedError', 503: 'Service Unavailable',
+  400: 'BadRequestError',
+  401: 'Unauthorized',
+  404: 'NotFoundError',
+  429: 'Too Many Requests',
+  500: 'InternalServerError',
+  501: 'NotImplementedError',
+  503: 'Service Unavailable',
 };
 
 /** The error object `{message, type, param, code}` that vLLM's error bodies carry. */
@@ -128,10 +133,13 @@ export function errorBody(e: ErrorInfo, shape: 'new' | 'old' = 'new'): unknown {
 /** Python `json.dumps` with default separators and `ensure_ascii` (for in-stream error events). */
 export function pyJsonDumps(v: unknown): string {
   if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (typeof v === 'string')
+    return JSON.stringify(v).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(pyJsonDumps).join(', ')}]`;
-  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pyJsonDumps(k)}: ${pyJsonDumps(x)}`).join(', ')}}`;
+  return `{${Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `${pyJsonDumps(k)}: ${pyJsonDumps(x)}`)
+    .join(', ')}}`;
 }
 
 /** vLLM's mid-stream error event JSON: `{"error": {…}}` in `json.dumps` spacing. */

@@ -156,9 +156,7 @@ function question(i: number, qs: readonly string[]): string {
 export function sharedPrefixRequests(n: number, opts: PrefixOptions): RequestSpec[] {
   checkN(n);
   const qs = opts.questions ?? FOLLOW_UP_QUESTIONS;
-  return Array.from({ length: n }, (_, i) =>
-    makeRequest(question(i, qs), { ...opts, system: opts.systemPrompt, tag: 'shared' }),
-  );
+  return Array.from({ length: n }, (_, i) => makeRequest(question(i, qs), { ...opts, system: opts.systemPrompt, tag: 'shared' }));
 }
 
 /**

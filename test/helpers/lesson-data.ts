@@ -4,7 +4,9 @@
  */
 export function lessonDataReady(ready: boolean, what: string): boolean {
   if (!ready && process.env.CI) {
-    throw new Error(`${what} is missing: CI runs \`npm run lessons\` before the tests, so a lesson did not save its runs (see its output above).`);
+    throw new Error(
+      `${what} is missing: CI runs \`npm run lessons\` before the tests, so a lesson did not save its runs (see its output above).`,
+    );
   }
   return ready;
 }

@@ -15,15 +15,25 @@ export function rssMiB(pid: number): number {
 }
 
 /** POSTs `body` (JSON text) to `baseUrl + path`; resolves to the status and the reply text. */
-export function postRaw(baseUrl: string, path: string, body: string | Buffer): Promise<{ status: number; text: string; ms: number }> {
+export function postRaw(
+  baseUrl: string,
+  path: string,
+  body: string | Buffer,
+): Promise<{ status: number; text: string; ms: number }> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request(`${baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (b: Buffer) => parts.push(b));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8'), ms: performance.now() - t0 }));
-      res.on('error', reject);
-    });
+    const req = request(
+      `${baseUrl}${path}`,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (b: Buffer) => parts.push(b));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8'), ms: performance.now() - t0 }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -47,45 +57,69 @@ export function watchStream(baseUrl: string, maxTokens = 20000): WatchedStream {
   let worst = 0;
   let last = 0;
   let onFirst!: () => void;
-  const started = new Promise<void>((r) => { onFirst = r; });
-  const body = JSON.stringify({ messages: [{ role: 'user', content: 'Tell me a long story.' }], max_tokens: maxTokens, ignore_eos: true, stream: true });
-  const req: ClientRequest = request(`${baseUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-    res.on('data', () => {
-      const t = performance.now();
-      if (chunks > 0) worst = Math.max(worst, t - last);
-      last = t;
-      if (++chunks === 1) onFirst();
-    });
-    res.on('error', () => undefined);
+  const started = new Promise<void>((r) => {
+    onFirst = r;
   });
+  const body = JSON.stringify({
+    messages: [{ role: 'user', content: 'Tell me a long story.' }],
+    max_tokens: maxTokens,
+    ignore_eos: true,
+    stream: true,
+  });
+  const req: ClientRequest = request(
+    `${baseUrl}/v1/chat/completions`,
+    { method: 'POST', headers: { 'content-type': 'application/json' } },
+    (res) => {
+      res.on('data', () => {
+        const t = performance.now();
+        if (chunks > 0) worst = Math.max(worst, t - last);
+        last = t;
+        if (++chunks === 1) onFirst();
+      });
+      res.on('error', () => undefined);
+    },
+  );
   req.on('error', () => undefined);
   req.end(body);
   return {
-    get chunks() { return chunks; },
-    get worstGapMs() { return worst; },
+    get chunks() {
+      return chunks;
+    },
+    get worstGapMs() {
+      return worst;
+    },
     started,
-    stop() { req.destroy(); },
+    stop() {
+      req.destroy();
+    },
   };
 }
 
 /** Polls `GET /health` back to back (one at a time, `pauseMs` apart) and records each latency. */
-export function watchHealth(baseUrl: string, pauseMs = 20): { readonly latencies: number[]; readonly failures: number; stop(): Promise<void> } {
+export function watchHealth(
+  baseUrl: string,
+  pauseMs = 20,
+): { readonly latencies: number[]; readonly failures: number; stop(): Promise<void> } {
   const latencies: number[] = [];
   let failures = 0;
   let running = true;
-  const once = () => new Promise<void>((resolve) => {
-    const t0 = performance.now();
-    const req = request(`${baseUrl}/health`, (res) => {
-      res.resume();
-      res.on('end', () => {
-        if (res.statusCode === 200) latencies.push(performance.now() - t0);
-        else failures++;
+  const once = () =>
+    new Promise<void>((resolve) => {
+      const t0 = performance.now();
+      const req = request(`${baseUrl}/health`, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode === 200) latencies.push(performance.now() - t0);
+          else failures++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failures++;
         resolve();
       });
+      req.end();
     });
-    req.on('error', () => { failures++; resolve(); });
-    req.end();
-  });
   const loop = (async () => {
     while (running) {
       await once();
@@ -94,8 +128,13 @@ export function watchHealth(baseUrl: string, pauseMs = 20): { readonly latencies
   })();
   return {
     latencies,
-    get failures() { return failures; },
-    async stop() { running = false; await loop; },
+    get failures() {
+      return failures;
+    },
+    async stop() {
+      running = false;
+      await loop;
+    },
   };
 }
 

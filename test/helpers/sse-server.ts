@@ -22,10 +22,10 @@
  * timers do not share the client's event loop.
  */
 
-import { once } from 'events';
-import { createServer, type ServerResponse } from 'http';
-import type { AddressInfo, Socket } from 'net';
-import { fileURLToPath } from 'url';
+import { once } from 'node:events';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { spawnChild } from '../../src/proc/child';
 import { errorBody } from './sse-shapes';
 import { writeScriptedStream, type Script } from './sse-stream';
@@ -95,7 +95,12 @@ export async function startScriptedServer(config: ServerConfig = {}): Promise<Sc
     if (req.method === 'GET' && url === '/health') return void res.writeHead(200).end();
     if (req.method === 'GET' && url === '/stats') return json(res, 200, stats);
     if (req.method === 'GET' && url === '/v1/models') {
-      return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'vllm', root: 'scripted', parent: null, max_model_len: 4096 }] });
+      return json(res, 200, {
+        object: 'list',
+        data: [
+          { id: 'scripted', object: 'model', created: 0, owned_by: 'vllm', root: 'scripted', parent: null, max_model_len: 4096 },
+        ],
+      });
     }
     const m = GEN_PATH.exec(url);
     if (req.method !== 'POST' || !m) return json(res, 404, { detail: 'Not Found' });
@@ -141,7 +146,8 @@ export async function startScriptedServer(config: ServerConfig = {}): Promise<Sc
         }
         return json(res, fail.status, errorBody(fail.status, msg, shape));
       }
-      if (body.stream !== true) return json(res, 400, errorBody(400, 'this scripted server only streams: send stream: true', 'new'));
+      if (body.stream !== true)
+        return json(res, 400, errorBody(400, 'this scripted server only streams: send stream: true', 'new'));
       writeScriptedStream(req, res, s, body, t0, fail, seen.chunkWrittenAtMs);
     });
   });

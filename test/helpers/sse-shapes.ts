@@ -4,8 +4,13 @@
  * A thin adapter over src/wire/chunks.ts, the one writer of these shapes.
  */
 import {
-  chunkHead, chunkJson as wireChunk, ERROR_TYPES, errorBody as wireErrorBody, errorEventJson as wireErrorEvent,
-  usageChunkJson, usageJson as wireUsage,
+  chunkHead,
+  chunkJson as wireChunk,
+  ERROR_TYPES,
+  errorBody as wireErrorBody,
+  errorEventJson as wireErrorEvent,
+  usageChunkJson,
+  usageJson as wireUsage,
 } from '../../src/wire/chunks';
 
 /** Per-response constants of a stream. */
@@ -43,7 +48,12 @@ function usage(s: StreamShape, completion: number): string {
 /** A chunk with one choice, as vLLM writes it (no `data: ` prefix); built by src/wire/chunks.ts. */
 export function chunkJson(s: StreamShape, p: ChunkParts): string {
   const u = p.usageCount !== undefined ? usage(s, p.usageCount) : undefined;
-  return wireChunk(s.api, head(s), { role: p.role, text: p.text, finishReason: p.finishReason }, { usage: u, usageNull: s.usageNull });
+  return wireChunk(
+    s.api,
+    head(s),
+    { role: p.role, text: p.text, finishReason: p.finishReason },
+    { usage: u, usageNull: s.usageNull },
+  );
 }
 
 /** The final usage chunk: `choices: []` and the totals. */

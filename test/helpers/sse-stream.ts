@@ -4,7 +4,7 @@
  * Used by `sse-server.ts`; see there for the server and routes.
  */
 
-import type { IncomingMessage, ServerResponse } from 'http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SSE_DONE, sseData } from '../../src/wire/chunks';
 import { chunkJson, errorEventJson, usageJson, type StreamShape } from './sse-shapes';
 
@@ -60,7 +60,8 @@ export function estimatePromptTokens(body: Record<string, unknown>): number {
   if (Array.isArray(body.prompt) && typeof body.prompt[0] === 'number') return body.prompt.length;
   let chars = 0;
   if (typeof body.prompt === 'string') chars = body.prompt.length;
-  if (Array.isArray(body.messages)) for (const m of body.messages) chars += String((m as { content?: unknown }).content ?? '').length;
+  if (Array.isArray(body.messages))
+    for (const m of body.messages) chars += String((m as { content?: unknown }).content ?? '').length;
   return Math.max(1, Math.ceil(chars / 4));
 }
 
@@ -157,7 +158,11 @@ export function writeScriptedStream(
     let text = '';
     for (let i = 0; i < n; i++) text += last && finishReason === 'stop' && i === n - 1 ? '' : ` t${sent + i}`;
     sent += n;
-    write(sseData(chunkJson(shape, { text, finishReason: last ? finishReason : undefined, usageCount: continuous ? sent : undefined })));
+    write(
+      sseData(
+        chunkJson(shape, { text, finishReason: last ? finishReason : undefined, usageCount: continuous ? sent : undefined }),
+      ),
+    );
     written.push(performance.timeOrigin + performance.now());
     // A failure scheduled right after the last chunk happens at the next slot.
     if (last && failAt !== nChunks) return finishStream(true);

@@ -11,9 +11,19 @@ export function rec(
   const last = s.chunks[s.chunks.length - 1];
   const ok = s.ok ?? true;
   const r: RequestRecord = {
-    index, requestId: `r${index}`, warmup: s.warmup ?? false, ok, api: 'chat', tag: s.tag,
-    intendedStartMs: intended, startMs: s.start, firstTokenMs: first, chunkMs: s.chunks,
-    chunkTokens: s.chunks.map(() => 1), endMs: s.end ?? last ?? s.start + 5, outputTokens: s.chunks.length,
+    index,
+    requestId: `r${index}`,
+    warmup: s.warmup ?? false,
+    ok,
+    api: 'chat',
+    tag: s.tag,
+    intendedStartMs: intended,
+    startMs: s.start,
+    firstTokenMs: first,
+    chunkMs: s.chunks,
+    chunkTokens: s.chunks.map(() => 1),
+    endMs: s.end ?? last ?? s.start + 5,
+    outputTokens: s.chunks.length,
     ttftMs: first === undefined ? undefined : first - s.start,
     e2eMs: last === undefined ? undefined : last - s.start,
     itlMs: s.chunks.slice(1).map((c, i) => c - s.chunks[i]),
@@ -33,10 +43,22 @@ const NAN_DIST: Distribution = { n: 0, mean: NaN, std: NaN, min: NaN, p50: NaN, 
 /** A run summary whose latencies scale with `k`. */
 export function summary(k: number, outputTokensPerSec = 100 * k): RunSummary {
   return {
-    requests: 10, completed: 9, failed: 1, errors: { timeout: 1 }, durationS: 10, requestsPerSec: k,
-    outputTokensPerSec, totalTokensPerSec: outputTokensPerSec * 2, totalPromptTokens: 1000, totalOutputTokens: 1000,
-    ttftMs: dist(10 * k, 20 * k, 30 * k), tpotMs: dist(5, 6, 7), itlMs: NAN_DIST, e2eMs: dist(100 * k, 200 * k, 300 * k),
-    queueMs: dist(0, 0, 0), ttftFromIntendedMs: dist(10 * k, 20 * k, 30 * k),
+    requests: 10,
+    completed: 9,
+    failed: 1,
+    errors: { timeout: 1 },
+    durationS: 10,
+    requestsPerSec: k,
+    outputTokensPerSec,
+    totalTokensPerSec: outputTokensPerSec * 2,
+    totalPromptTokens: 1000,
+    totalOutputTokens: 1000,
+    ttftMs: dist(10 * k, 20 * k, 30 * k),
+    tpotMs: dist(5, 6, 7),
+    itlMs: NAN_DIST,
+    e2eMs: dist(100 * k, 200 * k, 300 * k),
+    queueMs: dist(0, 0, 0),
+    ttftFromIntendedMs: dist(10 * k, 20 * k, 30 * k),
   };
 }
 
@@ -52,7 +74,12 @@ export function timelineRecords(): RequestRecord[] {
 /** Scrapes every 100 ms with one preemption at 300 ms. */
 export function metricsSamples(): MetricsSample[] {
   return [0, 100, 200, 300, 400, 500].map((t, i) => ({
-    tMs: t, running: Math.min(i, 3), waiting: i === 3 ? 1 : 0, kvUsage: i / 10, preemptionsTotal: t >= 300 ? 1 : 0,
-    generationTokensTotal: i * 10, promptTokensTotal: i * 100,
+    tMs: t,
+    running: Math.min(i, 3),
+    waiting: i === 3 ? 1 : 0,
+    kvUsage: i / 10,
+    preemptionsTotal: t >= 300 ? 1 : 0,
+    generationTokensTotal: i * 10,
+    promptTokensTotal: i * 100,
   }));
 }

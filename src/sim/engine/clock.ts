@@ -96,7 +96,8 @@ export function virtualClock(startMs = 0): VirtualClock {
     runUntilIdle(maxCallbacks = 10_000_000) {
       let n = 0;
       while (runNext(Number.POSITIVE_INFINITY)) {
-        if (++n > maxCallbacks) throw new Error(`virtual clock still busy after ${maxCallbacks} callbacks; is a loop rescheduling forever?`);
+        if (++n > maxCallbacks)
+          throw new Error(`virtual clock still busy after ${maxCallbacks} callbacks; is a loop rescheduling forever?`);
       }
       return n;
     },

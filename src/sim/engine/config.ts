@@ -87,7 +87,9 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
 
 /** max_num_seqs and max_num_batched_tokens after vLLM's defaults and clamps; throws when they cannot work together. */
 function batchLimits(
-  flags: ServerFlags, maxModelLen: number, enableChunkedPrefill: boolean,
+  flags: ServerFlags,
+  maxModelLen: number,
+  enableChunkedPrefill: boolean,
 ): { maxNumSeqs: number; maxNumBatchedTokens: number } {
   let maxNumSeqs = flags.maxNumSeqs ?? V1_DEFAULTS.maxNumSeqs;
   let maxNumBatchedTokens = flags.maxNumBatchedTokens ?? V1_DEFAULTS.maxNumBatchedTokens;
@@ -115,7 +117,10 @@ function batchLimits(
 
 /** KV blocks on the GPU (profiled, or `numGpuBlocksOverride`) and the bytes of one block; throws when no sequence fits. */
 function gpuBlocks(
-  flags: ServerFlags, profile: Profile, maxModelLen: number, blockSize: number,
+  flags: ServerFlags,
+  profile: Profile,
+  maxModelLen: number,
+  blockSize: number,
 ): { numGpuBlocks: number; blockBytes: number } {
   const util = flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization;
   if (!(util > 0 && util <= 1)) {
@@ -128,8 +133,8 @@ function gpuBlocks(
     numGpuBlocks = flags.numGpuBlocksOverride;
   } else {
     if (profiledBlocks <= 0) {
-      const need = (profile.model.weightsInVramBytes + profile.model.activationReserveBytes + blockBytes) /
-        profile.gpu.deviceMemoryBytes;
+      const need =
+        (profile.model.weightsInVramBytes + profile.model.activationReserveBytes + blockBytes) / profile.gpu.deviceMemoryBytes;
       throw new Error(
         `no memory left for the KV cache at --gpu-memory-utilization ${util}: weights and activations need ` +
           `${((profile.model.weightsInVramBytes + profile.model.activationReserveBytes) / GiB).toFixed(2)} GiB of ` +

@@ -84,14 +84,10 @@ export function stepBreakdown(batch: StepBatch, profile: Profile = DEFAULT_PROFI
   const bw = gpu.memoryBandwidthBytesPerSec;
   const n = batch.decodes + batch.prefillTokens;
   const s = batch.sampled;
-  const linearMs =
-    1e3 * smax(m.linearWeightBytes / (bw * p.etaWeights), (2 * m.linearParams * n) / p.marlinFlops);
-  const lmHeadMs = s > 0
-    ? 1e3 * smax(m.lmHeadBytes / (bw * p.etaLmHead), (2 * m.vocabSize * m.hiddenSize * s) / p.gemmFlops)
-    : 0;
+  const linearMs = 1e3 * smax(m.linearWeightBytes / (bw * p.etaWeights), (2 * m.linearParams * n) / p.marlinFlops);
+  const lmHeadMs = s > 0 ? 1e3 * smax(m.lmHeadBytes / (bw * p.etaLmHead), (2 * m.vocabSize * m.hiddenSize * s) / p.gemmFlops) : 0;
   const kvDecodeMs = (1e3 * batch.decodeContextTokens * kvBytesPerToken(profile)) / (bw * p.etaKv);
-  const attnPrefillMs =
-    (1e3 * m.numLayers * 4 * m.numQueryHeads * m.headDim * batch.prefillAttnPairs) / p.attnFlops;
+  const attnPrefillMs = (1e3 * m.numLayers * 4 * m.numQueryHeads * m.headDim * batch.prefillAttnPairs) / p.attnFlops;
   const overheadMs = p.stepOverheadMs + p.perSeqOverheadMs * s;
   const swapMs = (batch.swapCopies ?? 0) * gpu.pcieCopyOverheadMs + (1e3 * (batch.swapBytes ?? 0)) / gpu.pcieBytesPerSec;
   const totalMs = linearMs + lmHeadMs + kvDecodeMs + attnPrefillMs + overheadMs + swapMs;

@@ -8,14 +8,7 @@ import { newSimRequest, type SimRequest } from './engine-request';
 import { DEFAULT_PROFILE, type Profile } from './profile';
 import { Scheduler } from './scheduler';
 import { seededRng } from '../../rng';
-import type {
-  EngineClock,
-  EngineConfig,
-  EngineOutput,
-  EngineRequestInput,
-  EngineStats,
-  SimEngine,
-} from './types';
+import type { EngineClock, EngineConfig, EngineOutput, EngineRequestInput, EngineStats, SimEngine } from './types';
 
 /** Options of `createEngine`. */
 export interface EngineOptions {

@@ -13,7 +13,10 @@ export class QueueTimes {
    * @param running the engine's running set after a step (ids)
    * @param observe receives queue time, seconds
    */
-  constructor(private readonly running: () => ReadonlyArray<{ id: string }>, private readonly observe: (queueS: number) => void) {}
+  constructor(
+    private readonly running: () => ReadonlyArray<{ id: string }>,
+    private readonly observe: (queueS: number) => void,
+  ) {}
 
   /** A request was handed to the engine at `addMs` (engine clock). */
   track(id: string, addMs: number): void {

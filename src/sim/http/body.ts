@@ -20,7 +20,8 @@ export const OFF_LOOP_JSON_BYTES = 1024 * 1024;
 export function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length']);
-    let buf = Number.isInteger(declared) && declared > 0 && declared <= MAX_BODY_BYTES ? Buffer.allocUnsafeSlow(declared) : undefined;
+    let buf =
+      Number.isInteger(declared) && declared > 0 && declared <= MAX_BODY_BYTES ? Buffer.allocUnsafeSlow(declared) : undefined;
     const parts: Buffer[] = [];
     let size = 0;
     let failed = false;
@@ -60,7 +61,11 @@ export function cutChars(body: object): number {
 }
 
 function jsonInvalid(message: string): ApiError {
-  return new ApiError(400, `1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${message.replace(/'/g, '"')}'}}`, 'Bad Request');
+  return new ApiError(
+    400,
+    `1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${message.replace(/'/g, '"')}'}}`,
+    'Bad Request',
+  );
 }
 
 /**
@@ -68,9 +73,16 @@ function jsonInvalid(message: string): ApiError {
  * (over `OFF_LOOP_JSON_BYTES`) elsewhere, and may leave out over-long strings (see `cutChars`);
  * without it everything is parsed here.
  */
-export async function readJson(req: IncomingMessage, parseOffLoop?: (bytes: Buffer) => Promise<ParsedBody>): Promise<Record<string, unknown>> {
-  const media = String(req.headers['content-type'] ?? '').toLowerCase().split(';')[0].trim();
-  if (media !== 'application/json') throw new ApiError(400, "Unsupported Media Type: Only 'application/json' is allowed", 'Bad Request');
+export async function readJson(
+  req: IncomingMessage,
+  parseOffLoop?: (bytes: Buffer) => Promise<ParsedBody>,
+): Promise<Record<string, unknown>> {
+  const media = String(req.headers['content-type'] ?? '')
+    .toLowerCase()
+    .split(';')[0]
+    .trim();
+  if (media !== 'application/json')
+    throw new ApiError(400, "Unsupported Media Type: Only 'application/json' is allowed", 'Bad Request');
   const raw = await readBody(req);
   const bytes = raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw;
   // FastAPI answers a body that is not UTF-8 with HTTPException(400, "There was an error parsing the body")
@@ -85,7 +97,8 @@ export async function readJson(req: IncomingMessage, parseOffLoop?: (bytes: Buff
     if (err instanceof SyntaxError || err instanceof JsonSyntaxError) throw jsonInvalid(err.message);
     throw err;
   }
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw validationError('body', 'Input should be a valid dictionary or object', null);
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw validationError('body', 'Input should be a valid dictionary or object', null);
   if (cut > 0) cutOf.set(v, cut);
   return v as Record<string, unknown>;
 }

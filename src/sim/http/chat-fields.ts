@@ -23,17 +23,27 @@ function badMessage(msg: string): ApiError {
  * Deviation: image/audio parts are accepted and dropped, where a text-only vLLM model refuses them.
  */
 export function checkMessages(v: unknown, renderable = true): ChatMessageIn[] {
-  if (!Array.isArray(v)) throw validationError('messages', v === undefined ? 'Field required' : `Input should be a valid list, got ${describe(v)}`, 'messages', v === undefined ? 'missing' : 'list_type');
+  if (!Array.isArray(v))
+    throw validationError(
+      'messages',
+      v === undefined ? 'Field required' : `Input should be a valid list, got ${describe(v)}`,
+      'messages',
+      v === undefined ? 'missing' : 'list_type',
+    );
   for (const m of v) {
-    if (!m || typeof m !== 'object' || Array.isArray(m)) throw badMessage(`each message should be an object with a string "role", got ${describe(m)}`);
+    if (!m || typeof m !== 'object' || Array.isArray(m))
+      throw badMessage(`each message should be an object with a string "role", got ${describe(m)}`);
     const { role, content } = m as Record<string, unknown>;
     if (typeof role !== 'string') throw badMessage('each message needs a string "role"');
     if (content === undefined || content === null || typeof content === 'string') continue;
-    if (!Array.isArray(content)) throw badMessage(`"content" should be a string or a list of content parts, got ${describe(content)}`);
+    if (!Array.isArray(content))
+      throw badMessage(`"content" should be a string or a list of content parts, got ${describe(content)}`);
     for (const part of content) {
-      if (!part || typeof part !== 'object' || Array.isArray(part)) throw badMessage(`each content part should be an object, got ${describe(part)}`);
+      if (!part || typeof part !== 'object' || Array.isArray(part))
+        throw badMessage(`each content part should be an object, got ${describe(part)}`);
       const p = part as Record<string, unknown>;
-      if ((p.type === 'text' || p.type === undefined) && typeof p.text !== 'string') throw badMessage(`a text content part needs a string "text", got ${describe(p.text)}`);
+      if ((p.type === 'text' || p.type === undefined) && typeof p.text !== 'string')
+        throw badMessage(`a text content part needs a string "text", got ${describe(p.text)}`);
     }
   }
   if (renderable && v.length === 0) throw new ApiError(400, "'list object' has no element 0");
@@ -43,11 +53,13 @@ export function checkMessages(v: unknown, renderable = true): ChatMessageIn[] {
 const CORRECT_USAGE = 'Correct usage: `{"type": "function", "function": {"name": "my_function"}}`';
 
 function toolNames(tools: unknown): string[] {
-  if (!Array.isArray(tools)) throw validationError('tools', `Input should be a valid list, got ${describe(tools)}`, 'tools', 'list_type');
+  if (!Array.isArray(tools))
+    throw validationError('tools', `Input should be a valid list, got ${describe(tools)}`, 'tools', 'list_type');
   return tools.map((t) => {
     const fn = t && typeof t === 'object' ? (t as { function?: unknown }).function : undefined;
     const name = fn && typeof fn === 'object' ? (fn as { name?: unknown }).name : undefined;
-    if (typeof name !== 'string') throw validationError('tools', 'each tool should be {"type": "function", "function": {"name": <string>, ...}}', 'tools');
+    if (typeof name !== 'string')
+      throw validationError('tools', 'each tool should be {"type": "function", "function": {"name": <string>, ...}}', 'tools');
     return name;
   });
 }
@@ -64,7 +76,12 @@ function toolNames(tools: unknown): string[] {
 export function checkTools(body: Record<string, unknown>): void {
   const { tools } = body;
   if (Array.isArray(tools) && tools.length === 0) {
-    throw new ApiError(400, '`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.', 'BadRequestError', 'tools');
+    throw new ApiError(
+      400,
+      '`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.',
+      'BadRequestError',
+      'tools',
+    );
   }
   const hasTools = tools !== undefined && tools !== null;
   const choice = 'tool_choice' in body ? body.tool_choice : hasTools && tools ? 'auto' : undefined;
@@ -72,15 +89,44 @@ export function checkTools(body: Record<string, unknown>): void {
   if (choice === undefined || choice === null || choice === 'none') return;
   if (!hasTools) throw new ApiError(400, 'When using `tool_choice`, `tools` must be set.', 'BadRequestError', 'tool_choice');
   if (choice !== 'auto' && choice !== 'required' && (typeof choice !== 'object' || Array.isArray(choice))) {
-    throw new ApiError(400, `Invalid value for \`tool_choice\`: ${describe(choice)}! Only named tools, "none", "auto" or "required" are supported.`, 'BadRequestError', 'tool_choice');
+    throw new ApiError(
+      400,
+      `Invalid value for \`tool_choice\`: ${describe(choice)}! Only named tools, "none", "auto" or "required" are supported.`,
+      'BadRequestError',
+      'tool_choice',
+    );
   }
   if (typeof choice === 'object') {
     const fn = (choice as { function?: unknown }).function;
-    if (!fn || typeof fn !== 'object') throw new ApiError(400, `Invalid value for \`function\`: \`${describe(fn)}\` in \`tool_choice\`! ${CORRECT_USAGE}`, 'BadRequestError', 'tool_choice.function');
+    if (!fn || typeof fn !== 'object')
+      throw new ApiError(
+        400,
+        `Invalid value for \`function\`: \`${describe(fn)}\` in \`tool_choice\`! ${CORRECT_USAGE}`,
+        'BadRequestError',
+        'tool_choice.function',
+      );
     const name = (fn as { name?: unknown }).name;
-    if (typeof name !== 'string' || name === '') throw new ApiError(400, `Invalid \`name\` in \`function\`: \`${describe(name)}\` in \`tool_choice\`! ${CORRECT_USAGE}`, 'BadRequestError', 'tool_choice.function.name');
-    if (!names.includes(name)) throw new ApiError(400, 'The tool specified in `tool_choice` does not match any of the specified `tools`', 'BadRequestError', 'tool_choice');
+    if (typeof name !== 'string' || name === '')
+      throw new ApiError(
+        400,
+        `Invalid \`name\` in \`function\`: \`${describe(name)}\` in \`tool_choice\`! ${CORRECT_USAGE}`,
+        'BadRequestError',
+        'tool_choice.function.name',
+      );
+    if (!names.includes(name))
+      throw new ApiError(
+        400,
+        'The tool specified in `tool_choice` does not match any of the specified `tools`',
+        'BadRequestError',
+        'tool_choice',
+      );
   }
-  if (choice === 'auto') throw new ApiError(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set');
-  throw new ApiError(400, `the simulator does not simulate forced tool calls (tool_choice ${describe(choice)}); send tool_choice "none" or no tools`, 'BadRequestError', 'tool_choice');
+  if (choice === 'auto')
+    throw new ApiError(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set');
+  throw new ApiError(
+    400,
+    `the simulator does not simulate forced tool calls (tool_choice ${describe(choice)}); send tool_choice "none" or no tools`,
+    'BadRequestError',
+    'tool_choice',
+  );
 }

@@ -19,7 +19,10 @@ export interface ChatMessageIn {
 export function contentText(content: ChatMessageIn['content']): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
-  return content.filter((p) => p && typeof p.text === 'string').map((p) => p.text).join('\n');
+  return content
+    .filter((p) => p && typeof p.text === 'string')
+    .map((p) => p.text)
+    .join('\n');
 }
 
 /**

@@ -25,7 +25,10 @@ export function midStream(inner: Reply, kind: FaultKind, s: Required<FaultSettin
     if (held) return void held.push(call);
     const atEnd = json === undefined; // done() or an error event: strike now if not yet struck
     if (!streaming || struck || inner.closed || (!atEnd && sent < s.afterChunks)) {
-      if (!atEnd) { sent++; last = json; }
+      if (!atEnd) {
+        sent++;
+        last = json;
+      }
       return call();
     }
     struck = true;
@@ -49,19 +52,33 @@ export function midStream(inner: Reply, kind: FaultKind, s: Required<FaultSettin
         held = undefined;
         for (const c of calls) c();
       }, s.stallS * 1000);
-      inner.onAbort(() => { t.clear(); held = undefined; });
+      inner.onAbort(() => {
+        t.clear();
+        held = undefined;
+      });
     }
   };
   return {
-    get closed() { return dead || inner.closed; },
-    onAbort(fn) { aborts.push(fn); inner.onAbort(fn); },
+    get closed() {
+      return dead || inner.closed;
+    },
+    onAbort(fn) {
+      aborts.push(fn);
+      inner.onAbort(fn);
+    },
     json: (status, body) => inner.json(status, body),
     text: (status, body, type) => inner.text(status, body, type),
     error: (err) => inner.error(err),
-    startStream() { streaming = true; inner.startStream(); },
+    startStream() {
+      streaming = true;
+      inner.startStream();
+    },
     event: (json) => through(() => inner.event(json), json),
     streamError: (err) => through(() => inner.streamError(err)),
     done: () => through(() => inner.done()),
-    destroy() { dead = true; inner.destroy(); },
+    destroy() {
+      dead = true;
+      inner.destroy();
+    },
   };
 }

@@ -15,7 +15,17 @@
  * it never strikes on a non-streamed request.
  */
 import { seededRng, type Rng } from '../../rng';
-import { FAULT_KINDS, FAULTS_PATH, FRACTION_FIELD, isLoopback, MID_STREAM, resolveFaultSettings, showValue, type FaultKind, type FaultSettings } from '../../vllm/fault-settings';
+import {
+  FAULT_KINDS,
+  FAULTS_PATH,
+  FRACTION_FIELD,
+  isLoopback,
+  MID_STREAM,
+  resolveFaultSettings,
+  showValue,
+  type FaultKind,
+  type FaultSettings,
+} from '../../vllm/fault-settings';
 import { INTERNAL, midStream } from './fault-stream';
 import { setLongTimeout, type LongTimer } from './long-timer';
 import { MethodNotAllowed } from './method-not-allowed';
@@ -52,10 +62,14 @@ export interface Faults {
   close(): void;
 }
 
-const sleep = (ms: number, reply: Reply) => new Promise<void>((resolve) => {
-  const t = setLongTimeout(resolve, ms);
-  reply.onAbort(() => { t.clear(); resolve(); });
-});
+const sleep = (ms: number, reply: Reply) =>
+  new Promise<void>((resolve) => {
+    const t = setLongTimeout(resolve, ms);
+    reply.onAbort(() => {
+      t.clear();
+      resolve();
+    });
+  });
 
 /** vLLM-like last words of an engine that ran out of GPU memory (matches launch-diagnosis' `oom`). */
 export function oomLines(afterS: number): string[] {
@@ -110,7 +124,12 @@ function decide(st: FaultState): FaultKind | undefined {
   return undefined;
 }
 
-const forbidden = () => new ApiError(403, `${FAULTS_PATH} only answers loopback clients (127.0.0.1, ::1): send it from the simulator's own machine`, 'Forbidden');
+const forbidden = () =>
+  new ApiError(
+    403,
+    `${FAULTS_PATH} only answers loopback clients (127.0.0.1, ::1): send it from the simulator's own machine`,
+    'Forbidden',
+  );
 const view = (st: FaultState) => ({ ...st.cfg, injected: { ...st.counts }, loadlab_sim: true });
 
 /** `GET`/`HEAD`/`POST /loadlab/faults` (loopback only): show, or replace and reseed, the settings. */

@@ -36,8 +36,16 @@ export function newChoices(s: GenServer, req: GenRequest, who: GenIdentity): Cho
   for (let i = 0; i < req.n; i++) {
     const rng = seededRng(Math.floor(s.rng() * 2 ** 32));
     choices.push({
-      index: i, engineId: req.n > 1 ? `${i}_${who.engineId}` : who.engineId, naturalLength: drawNaturalLength(rng),
-      gen: s.tok.textGen(req.lang, rng), text: '', sent: 0, ids: [], outputTokens: 0, prevMs: 0, stopReason: null,
+      index: i,
+      engineId: req.n > 1 ? `${i}_${who.engineId}` : who.engineId,
+      naturalLength: drawNaturalLength(rng),
+      gen: s.tok.textGen(req.lang, rng),
+      text: '',
+      sent: 0,
+      ids: [],
+      outputTokens: 0,
+      prevMs: 0,
+      stopReason: null,
     });
   }
   return choices;
@@ -89,14 +97,27 @@ export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOut
 }
 
 /** Adds every choice's engine request; on an engine refusal answers vLLM's 400 and returns false. */
-export function addChoices(s: GenServer, req: GenRequest, choices: Choice[], reply: Reply, onOutput: (c: Choice, out: EngineOutput) => void): boolean {
+export function addChoices(
+  s: GenServer,
+  req: GenRequest,
+  choices: Choice[],
+  reply: Reply,
+  onOutput: (c: Choice, out: EngineOutput) => void,
+): boolean {
   try {
     for (const c of choices) {
       s.queue?.track(c.engineId, s.now());
-      s.engine.add({
-        id: c.engineId, promptTokenIds: req.promptTokenIds.slice(), maxTokens: req.maxTokens,
-        minTokens: req.minTokens, naturalLength: c.naturalLength, ignoreEos: req.ignoreEos,
-      }, (out) => onOutput(c, out));
+      s.engine.add(
+        {
+          id: c.engineId,
+          promptTokenIds: req.promptTokenIds.slice(),
+          maxTokens: req.maxTokens,
+          minTokens: req.minTokens,
+          naturalLength: c.naturalLength,
+          ignoreEos: req.ignoreEos,
+        },
+        (out) => onOutput(c, out),
+      );
     }
     return true;
   } catch (err) {

@@ -31,14 +31,19 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const api = req.api;
   const head = chunkHead({ api, id: who.id, created, model: s.model });
   const p = req.promptTokenIds.length;
-  const usage = (completion: number, cached?: number) => usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
+  const usage = (completion: number, cached?: number) =>
+    usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
   const choices = newChoices(s, req, who);
   let started = false;
   let cached = 0;
   let finished = false;
   const cachedOrNot = () => (s.promptTokensDetails ? cached : undefined);
-  const lp = (c: Choice, ids: number[], offset: number) => (req.logprobs === undefined ? undefined
-    : chat ? chatLogprobsJson(s.tok, ids, req.logprobs) : completionLogprobsJson(s.tok, ids, req.logprobs, offset));
+  const lp = (c: Choice, ids: number[], offset: number) =>
+    req.logprobs === undefined
+      ? undefined
+      : chat
+        ? chatLogprobsJson(s.tok, ids, req.logprobs)
+        : completionLogprobsJson(s.tok, ids, req.logprobs, offset);
 
   const onOutput = (c: Choice, out: EngineOutput) => {
     if (finished || c.reason || reply.closed) return;
@@ -55,7 +60,13 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     const { added, reason, ids, offset } = advance(s, req, c, out);
     if (reason) {
       c.reason = reason;
-      s.metrics.observeFinish(reason as EngineOutput['finishReason'] & string, (nowMs - who.arrivalMs) / 1000, (out.timeMs - c.firstMs) / 1000, p, out.outputTokens);
+      s.metrics.observeFinish(
+        reason as EngineOutput['finishReason'] & string,
+        (nowMs - who.arrivalMs) / 1000,
+        (out.timeMs - c.firstMs) / 1000,
+        p,
+        out.outputTokens,
+      );
     }
     const all = choices.every((x) => x.reason);
     if (all) finished = true;
@@ -65,7 +76,8 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
       return;
     }
     if (chat && !started) {
-      for (const x of choices) reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
+      for (const x of choices)
+        reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
     }
     started = true;
     const parts = { index: c.index, text: added, finishReason: reason, stopReason: c.stopReason, logprobs: lp(c, ids, offset) };

@@ -54,10 +54,19 @@ export interface SimServer {
 }
 
 /** Answer one request: the hooks first (faults), then the routes; a throw becomes vLLM's error reply. */
-function handle(ctx: RouteContext, hooks: ReplyHooks | undefined, req: IncomingMessage, res: ServerResponse, arrivalMs: number): void {
+function handle(
+  ctx: RouteContext,
+  hooks: ReplyHooks | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+  arrivalMs: number,
+): void {
   const info: RequestInfo = {
-    method: req.method ?? 'GET', path: (req.url ?? '/').split('?')[0], headers: req.headers,
-    remoteAddress: req.socket.remoteAddress, readJson: () => readJson(req, (bytes) => ctx.offLoop.parseJson(bytes)),
+    method: req.method ?? 'GET',
+    path: (req.url ?? '/').split('?')[0],
+    headers: req.headers,
+    remoteAddress: req.socket.remoteAddress,
+    readJson: () => readJson(req, (bytes) => ctx.offLoop.parseJson(bytes)),
   };
   let reply = nodeReply(res);
   if (hooks?.wrap) reply = hooks.wrap(reply, info);
@@ -82,10 +91,21 @@ export function createSimServer(opts: SimServerOptions): SimServer {
   const model = opts.servedModelName;
   const ctx: RouteContext = {
     gen: {
-      engine: opts.engine, tok: opts.tok, metrics: opts.metrics, queue: opts.queueTimes, model, now, rng: opts.rng,
-      apiOverheadMs: opts.apiOverheadMs ?? 0, promptTokensDetails: opts.enablePromptTokensDetails ?? false,
+      engine: opts.engine,
+      tok: opts.tok,
+      metrics: opts.metrics,
+      queue: opts.queueTimes,
+      model,
+      now,
+      rng: opts.rng,
+      apiOverheadMs: opts.apiOverheadMs ?? 0,
+      promptTokensDetails: opts.enablePromptTokensDetails ?? false,
     },
-    rules: { servedModelName: model, maxModelLen: opts.engine.config.maxModelLen, forceIncludeUsage: opts.enableForceIncludeUsage },
+    rules: {
+      servedModelName: model,
+      maxModelLen: opts.engine.config.maxModelLen,
+      forceIncludeUsage: opts.enableForceIncludeUsage,
+    },
     offLoop: new OffLoopTokenizer(opts.tok),
     modelPath: opts.modelPath ?? model,
     startS: Math.floor(Date.now() / 1000),

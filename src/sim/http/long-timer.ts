@@ -26,12 +26,15 @@ export function setLongTimeout(fn: () => void, ms: number, opts: { unref?: boole
   let cleared = false;
   const due = performance.now() + ms;
   const arm = (left: number) => {
-    handle = setTimeout(() => {
-      if (cleared) return;
-      const rest = due - performance.now();
-      if (rest > 1) arm(rest);
-      else fn();
-    }, Math.min(Math.max(0, left), MAX_TIMER_MS));
+    handle = setTimeout(
+      () => {
+        if (cleared) return;
+        const rest = due - performance.now();
+        if (rest > 1) arm(rest);
+        else fn();
+      },
+      Math.min(Math.max(0, left), MAX_TIMER_MS),
+    );
     if (opts.unref) handle.unref();
   };
   arm(ms);

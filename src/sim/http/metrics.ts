@@ -6,14 +6,28 @@
  */
 import type { FaultKind } from './faults';
 import {
-  cacheConfigInfo, engineCounters, requestHistograms, schedulerGauges, simOnlySeries, successCounters,
-  type CounterReader, type RequestHistograms, type SchedulerGauges, type SeriesFacts, type SimOnlySeries,
+  cacheConfigInfo,
+  engineCounters,
+  requestHistograms,
+  schedulerGauges,
+  simOnlySeries,
+  successCounters,
+  type CounterReader,
+  type RequestHistograms,
+  type SchedulerGauges,
+  type SeriesFacts,
+  type SimOnlySeries,
 } from './metric-series';
 import { PromRegistry, pyFloat, type Scalar } from './prom';
 import type { EngineStats, FinishReason, StepInfo } from '../engine/types';
 
 export {
-  buckets125, ITERATION_TOKEN_BUCKETS, ITL_BUCKETS, LAT_BUCKETS, LATENESS_BUCKETS, TTFT_BUCKETS,
+  buckets125,
+  ITERATION_TOKEN_BUCKETS,
+  ITL_BUCKETS,
+  LAT_BUCKETS,
+  LATENESS_BUCKETS,
+  TTFT_BUCKETS,
 } from './metric-series';
 
 /** What the metrics need to know about the server. */
@@ -96,7 +110,9 @@ export class SimMetrics {
  * `process_resident_memory_bytes`, no labels). Read from the OS at each scrape.
  */
 export function processMemoryText(): string {
-  return '# HELP process_resident_memory_bytes Resident memory size in bytes.\n'
-    + '# TYPE process_resident_memory_bytes gauge\n'
-    + `process_resident_memory_bytes ${pyFloat(process.memoryUsage.rss())}\n`;
+  return (
+    '# HELP process_resident_memory_bytes Resident memory size in bytes.\n' +
+    '# TYPE process_resident_memory_bytes gauge\n' +
+    `process_resident_memory_bytes ${pyFloat(process.memoryUsage.rss())}\n`
+  );
 }

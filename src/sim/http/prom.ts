@@ -35,7 +35,8 @@ function pyRepr(v: number): string {
 
 /** Labels as a sorted `k="v",…` string (values escaped). */
 function labelString(labels: Record<string, string>): string {
-  return Object.keys(labels).sort()
+  return Object.keys(labels)
+    .sort()
     .map((k) => `${k}="${labels[k].replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"')}"`)
     .join(',');
 }
@@ -63,7 +64,10 @@ export class PromRegistry {
   private readonly families: Family[] = [];
 
   /** `baseLabels` go on every series unless a family opts out (e.g. `engine`, `model_name`). */
-  constructor(private readonly baseLabels: Record<string, string>, private readonly nowS = () => Date.now() / 1000) {}
+  constructor(
+    private readonly baseLabels: Record<string, string>,
+    private readonly nowS = () => Date.now() / 1000,
+  ) {}
 
   /** A counter: exported as `<name>_total` and `<name>_created`. `name` is without `_total`. */
   counter(name: string, help: string, labels: Record<string, string> = {}): Scalar {
@@ -97,7 +101,9 @@ export class PromRegistry {
           acc += counts[i];
           out.push(`${name}_bucket${leLabels[i]} ${pyFloat(acc)}\n`);
         }
-        out.push(`${name}_count{${lbl}} ${pyFloat(h.count)}\n${name}_sum{${lbl}} ${pyFloat(h.sum)}\n${name}_created{${lbl}} ${created}\n`);
+        out.push(
+          `${name}_count{${lbl}} ${pyFloat(h.count)}\n${name}_sum{${lbl}} ${pyFloat(h.sum)}\n${name}_created{${lbl}} ${created}\n`,
+        );
       },
     });
     return {
@@ -108,8 +114,12 @@ export class PromRegistry {
         h.count++;
         h.sum += v;
       },
-      get count() { return h.count; },
-      get sum() { return h.sum; },
+      get count() {
+        return h.count;
+      },
+      get sum() {
+        return h.sum;
+      },
     };
   }
 
@@ -137,9 +147,15 @@ export class PromRegistry {
     };
     this.families.push(fam);
     return {
-      inc(by = 1) { s.value += by; },
-      set(v: number) { s.value = v; },
-      get value() { return s.value; },
+      inc(by = 1) {
+        s.value += by;
+      },
+      set(v: number) {
+        s.value = v;
+      },
+      get value() {
+        return s.value;
+      },
     };
   }
 }

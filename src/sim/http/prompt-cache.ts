@@ -25,7 +25,10 @@ export class PromptCache {
    * `maxBytes`: bound of the whole cache (default `PROMPT_CACHE_BYTES`); `maxEntryBytes`:
    * entries bigger than this are never kept (default an eighth of `maxBytes`).
    */
-  constructor(readonly maxBytes = PROMPT_CACHE_BYTES, readonly maxEntryBytes = Math.floor(maxBytes / 8)) {}
+  constructor(
+    readonly maxBytes = PROMPT_CACHE_BYTES,
+    readonly maxEntryBytes = Math.floor(maxBytes / 8),
+  ) {}
 
   /** Bytes held now (estimated, see `entryBytes`). */
   get bytes(): number {

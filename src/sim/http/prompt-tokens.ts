@@ -33,7 +33,12 @@ export function minPromptTokens(chars: number, maxTokenChars: number): number {
  * `_validate_input`); the simulator reports the lower bound and says "at least" (a named deviation).
  */
 export function contextLengthError(least: number, maxOut: number, maxModelLen: number): ApiError {
-  return new ApiError(400, `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains at least ${least} input tokens, for a total of at least ${least + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`, 'BadRequestError', 'input_tokens');
+  return new ApiError(
+    400,
+    `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains at least ${least} input tokens, for a total of at least ${least + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
+    'BadRequestError',
+    'input_tokens',
+  );
 }
 
 const isContent = (c: unknown) => c == null || typeof c === 'string' || Array.isArray(c);

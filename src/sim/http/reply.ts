@@ -78,18 +78,33 @@ export function nodeReply(res: ServerResponse): Reply {
     if (!ended && !aborted) res.write(s);
   };
   return {
-    get closed() { return ended || aborted; },
-    onAbort(fn) { if (aborted) fn(); else abortFns.push(fn); },
-    json(status, body) { finish(status, 'application/json', JSON.stringify(body)); },
-    text(status, body, contentType = 'text/plain; charset=utf-8') { finish(status, body === '' && status === 200 ? undefined : contentType, body); },
-    error(err) { finish(err.status, 'application/json', JSON.stringify(err.body())); },
+    get closed() {
+      return ended || aborted;
+    },
+    onAbort(fn) {
+      if (aborted) fn();
+      else abortFns.push(fn);
+    },
+    json(status, body) {
+      finish(status, 'application/json', JSON.stringify(body));
+    },
+    text(status, body, contentType = 'text/plain; charset=utf-8') {
+      finish(status, body === '' && status === 200 ? undefined : contentType, body);
+    },
+    error(err) {
+      finish(err.status, 'application/json', JSON.stringify(err.body()));
+    },
     startStream() {
       if (ended || aborted || res.headersSent) return;
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', [SIM_HEADER]: '1' });
       res.flushHeaders();
     },
-    event(json) { write(sseData(json)); },
-    streamError(err) { write(sseData(errorEventJson(err.body().error))); },
+    event(json) {
+      write(sseData(json));
+    },
+    streamError(err) {
+      write(sseData(errorEventJson(err.body().error)));
+    },
     done() {
       if (ended || aborted) return;
       ended = true;

@@ -10,7 +10,12 @@ import { ApiError } from './reply';
 
 /** Pydantic-style 400 (`type` "Bad Request"), as vLLM's RequestValidationError handler answers. */
 export function validationError(loc: string, msg: string, param: string | null = null, kind = 'value_error'): ApiError {
-  return new ApiError(400, `1 validation error:\n  {'type': '${kind}', 'loc': ('body', '${loc}'), 'msg': '${msg}'}`, 'Bad Request', param);
+  return new ApiError(
+    400,
+    `1 validation error:\n  {'type': '${kind}', 'loc': ('body', '${loc}'), 'msg': '${msg}'}`,
+    'Bad Request',
+    param,
+  );
 }
 
 /** A short, non-recursive description of a client value for messages (no JSON.stringify of deep input). */
@@ -69,7 +74,8 @@ export function pyTruthy(v: unknown): boolean {
 export function modelName(body: Record<string, unknown>): string | undefined {
   const m = body.model;
   if (m === undefined || m === null) return undefined;
-  if (typeof m !== 'string') throw validationError('model', `Input should be a valid string, got ${describe(m)}`, 'model', 'string_type');
+  if (typeof m !== 'string')
+    throw validationError('model', `Input should be a valid string, got ${describe(m)}`, 'model', 'string_type');
   return m;
 }
 
@@ -88,14 +94,23 @@ export interface StreamFields {
 export function streamFields(body: Record<string, unknown>, force = false): StreamFields {
   const so = body.stream_options;
   if (pyTruthy(so) && !pyTruthy(body.stream)) {
-    throw validationError('stream_options', 'Value error, Stream options can only be defined when `stream=True`.', 'stream_options');
+    throw validationError(
+      'stream_options',
+      'Value error, Stream options can only be defined when `stream=True`.',
+      'stream_options',
+    );
   }
   const stream = laxBool(body.stream, 'stream') ?? false;
   let includeUsage = false;
   let continuousUsage = false;
   if (so !== undefined && so !== null) {
     if (typeof so !== 'object' || Array.isArray(so)) {
-      throw validationError('stream_options', 'Input should be a valid dictionary or instance of StreamOptions', 'stream_options', 'model_type');
+      throw validationError(
+        'stream_options',
+        'Input should be a valid dictionary or instance of StreamOptions',
+        'stream_options',
+        'model_type',
+      );
     }
     const o = so as Record<string, unknown>;
     includeUsage = stream && (laxBool(o.include_usage, 'stream_options.include_usage') ?? false);
@@ -125,7 +140,12 @@ function stopList(v: unknown): string[] {
   if (v === undefined || v === null) return [];
   const list = typeof v === 'string' ? [v] : v;
   if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {
-    throw validationError('stop', `Input should be a valid string or a list of strings, got ${describe(v)}`, 'stop', 'string_type');
+    throw validationError(
+      'stop',
+      `Input should be a valid string or a list of strings, got ${describe(v)}`,
+      'stop',
+      'string_type',
+    );
   }
   if (list.some((s) => s === '')) throw new ApiError(400, 'stop cannot contain an empty string.');
   return list as string[];
@@ -142,31 +162,55 @@ export function samplingFields(api: 'chat' | 'completions', body: Record<string,
   const n = laxInt(body, 'n') ?? 1;
   if (n < 1) throw new ApiError(400, `n must be at least 1, got ${n}.`, 'BadRequestError', 'n');
   if (n > MAX_N_SEQUENCES) {
-    throw new ApiError(400, `n must be at most ${MAX_N_SEQUENCES}, got ${n}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.`, 'BadRequestError', 'n');
+    throw new ApiError(
+      400,
+      `n must be at most ${MAX_N_SEQUENCES}, got ${n}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.`,
+      'BadRequestError',
+      'n',
+    );
   }
   const t = laxFloat(body, 'temperature');
-  if (t !== undefined && !Number.isFinite(t)) throw new ApiError(400, `temperature must be a finite number, got ${t}.`, 'BadRequestError', 'temperature');
-  if (t !== undefined && t < 0) throw new ApiError(400, `temperature must be non-negative, got ${t}.`, 'BadRequestError', 'temperature');
-  if (t !== undefined && t > 2) throw new ApiError(400, `temperature must be in [0, 2], got ${t}.`, 'BadRequestError', 'temperature');
+  if (t !== undefined && !Number.isFinite(t))
+    throw new ApiError(400, `temperature must be a finite number, got ${t}.`, 'BadRequestError', 'temperature');
+  if (t !== undefined && t < 0)
+    throw new ApiError(400, `temperature must be non-negative, got ${t}.`, 'BadRequestError', 'temperature');
+  if (t !== undefined && t > 2)
+    throw new ApiError(400, `temperature must be in [0, 2], got ${t}.`, 'BadRequestError', 'temperature');
   const p = laxFloat(body, 'top_p');
-  if (p !== undefined && !(p > 0 && p <= 1)) throw new ApiError(400, `top_p must be in (0, 1], got ${p}.`, 'BadRequestError', 'top_p');
+  if (p !== undefined && !(p > 0 && p <= 1))
+    throw new ApiError(400, `top_p must be in (0, 1], got ${p}.`, 'BadRequestError', 'top_p');
   const stop = stopList(body.stop);
   let logprobs: number | undefined;
   if (api === 'chat') {
     const top = body.top_logprobs;
-    if (top !== undefined && top !== null && typeof top !== 'number') throw new ApiError(400, '`top_logprobs` must be an integer.', 'BadRequestError', 'top_logprobs');
+    if (top !== undefined && top !== null && typeof top !== 'number')
+      throw new ApiError(400, '`top_logprobs` must be an integer.', 'BadRequestError', 'top_logprobs');
     const want = laxBool(body.logprobs, 'logprobs') ?? false;
     const k = laxInt(body, 'top_logprobs') ?? 0;
-    if (k < 0 && k !== -1) throw new ApiError(400, '`top_logprobs` must be a positive value or -1.', 'BadRequestError', 'top_logprobs');
-    if (k !== 0 && !pyTruthy(body.logprobs)) throw new ApiError(400, 'when using `top_logprobs`, `logprobs` must be set to true.', 'BadRequestError', 'top_logprobs');
+    if (k < 0 && k !== -1)
+      throw new ApiError(400, '`top_logprobs` must be a positive value or -1.', 'BadRequestError', 'top_logprobs');
+    if (k !== 0 && !pyTruthy(body.logprobs))
+      throw new ApiError(400, 'when using `top_logprobs`, `logprobs` must be set to true.', 'BadRequestError', 'top_logprobs');
     if (want) logprobs = k;
   } else {
     logprobs = laxInt(body, 'logprobs');
-    if (logprobs !== undefined && logprobs < 0 && logprobs !== -1) throw new ApiError(400, `logprobs must be non-negative or -1, got ${logprobs}.`, 'BadRequestError', 'logprobs');
+    if (logprobs !== undefined && logprobs < 0 && logprobs !== -1)
+      throw new ApiError(400, `logprobs must be non-negative or -1, got ${logprobs}.`, 'BadRequestError', 'logprobs');
   }
   if (logprobs !== undefined && logprobs > MAX_LOGPROBS) {
-    throw new ApiError(400, `Requested sample logprobs of ${logprobs}, which is greater than max allowed: ${MAX_LOGPROBS}`, 'BadRequestError', 'logprobs');
+    throw new ApiError(
+      400,
+      `Requested sample logprobs of ${logprobs}, which is greater than max allowed: ${MAX_LOGPROBS}`,
+      'BadRequestError',
+      'logprobs',
+    );
   }
-  if (logprobs === -1) throw new ApiError(400, 'the simulator does not simulate logprobs=-1 (the full vocabulary); ask for 0..20', 'BadRequestError', 'logprobs');
+  if (logprobs === -1)
+    throw new ApiError(
+      400,
+      'the simulator does not simulate logprobs=-1 (the full vocabulary); ask for 0..20',
+      'BadRequestError',
+      'logprobs',
+    );
   return { n, stop, logprobs };
 }

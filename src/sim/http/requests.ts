@@ -57,7 +57,8 @@ export function checkModel(body: Record<string, unknown>, rules: RequestRules): 
  * `_validate_model_input`). `loc` names the field in the message.
  */
 export function checkTokenIds(v: unknown, loc: string): number[] {
-  if (!Array.isArray(v) || !v.every((t) => Number.isInteger(t) && t >= 0)) throw validationError(loc, 'Input should be a list of token ids (non-negative integers)', loc);
+  if (!Array.isArray(v) || !v.every((t) => Number.isInteger(t) && t >= 0))
+    throw validationError(loc, 'Input should be a list of token ids (non-negative integers)', loc);
   let max = -1;
   for (const t of v as number[]) if (t > max) max = t;
   if (max > QWEN_MAX_TOKEN_ID) throw new ApiError(400, `Token id ${max} is out of vocabulary`, 'BadRequestError', loc);
@@ -65,7 +66,12 @@ export function checkTokenIds(v: unknown, loc: string): number[] {
 }
 
 /** Parses and validates a generation body; throws `ApiError` with vLLM's status and message. */
-export function parseGenRequest(api: 'chat' | 'completions', body: Record<string, unknown>, tok: SimTokenizer, rules: RequestRules): GenRequest {
+export function parseGenRequest(
+  api: 'chat' | 'completions',
+  body: Record<string, unknown>,
+  tok: SimTokenizer,
+  rules: RequestRules,
+): GenRequest {
   checkModel(body, rules);
   const { stream, includeUsage, continuousUsage } = streamFields(body, rules.forceIncludeUsage);
   const { n: choices, stop, logprobs } = samplingFields(api, body);
@@ -73,14 +79,31 @@ export function parseGenRequest(api: 'chat' | 'completions', body: Record<string
   const { promptTokenIds, lang } = promptOf(api, body, tok);
   const { maxTokens, minTokens } = outputCaps(api, body, promptTokenIds.length, rules.maxModelLen);
   const ignoreEos = laxBool(body.ignore_eos, 'ignore_eos') ?? false;
-  return { api, promptTokenIds, maxTokens, minTokens, ignoreEos, stream, includeUsage, continuousUsage, lang, n: choices, stop, logprobs };
+  return {
+    api,
+    promptTokenIds,
+    maxTokens,
+    minTokens,
+    ignoreEos,
+    stream,
+    includeUsage,
+    continuousUsage,
+    lang,
+    n: choices,
+    stop,
+    logprobs,
+  };
 }
 
 /**
  * The prompt's token ids and language: chat messages rendered with the chat template, or the one
  * completions prompt (a string, a list of token ids, or a list holding one of those).
  */
-function promptOf(api: 'chat' | 'completions', body: Record<string, unknown>, tok: SimTokenizer): { promptTokenIds: number[]; lang: TextLang } {
+function promptOf(
+  api: 'chat' | 'completions',
+  body: Record<string, unknown>,
+  tok: SimTokenizer,
+): { promptTokenIds: number[]; lang: TextLang } {
   if (api === 'chat') {
     const messages = checkMessages(body.messages);
     const promptTokenIds = tok.encodeChat(messages);
@@ -88,7 +111,8 @@ function promptOf(api: 'chat' | 'completions', body: Record<string, unknown>, to
     return { promptTokenIds, lang: detectLanguage(contentText(lastUser?.content ?? messages[messages.length - 1]?.content)) };
   }
   let prompt = body.prompt;
-  if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0]))) prompt = prompt[0];
+  if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0])))
+    prompt = prompt[0];
   if (typeof prompt === 'string') {
     const promptTokenIds = tok.encodePrompt(prompt);
     return { promptTokenIds, lang: detectLanguage(prompt) };
@@ -97,7 +121,11 @@ function promptOf(api: 'chat' | 'completions', body: Record<string, unknown>, to
     return { promptTokenIds: checkTokenIds(prompt, 'prompt'), lang: 'en' };
   }
   if (prompt === undefined) throw validationError('prompt', 'Field required', 'prompt');
-  throw validationError('prompt', 'the simulator takes one prompt: a string or a list of token ids (batched prompts are not simulated)', 'prompt');
+  throw validationError(
+    'prompt',
+    'the simulator takes one prompt: a string or a list of token ids (batched prompts are not simulated)',
+    'prompt',
+  );
 }
 
 /**
@@ -105,29 +133,54 @@ function promptOf(api: 'chat' | 'completions', body: Record<string, unknown>, to
  * chat, 16 for completions, never above `maxModelLen − n`) and `min_tokens`, with vLLM's
  * context-length 400s. `n` is the prompt's length in tokens.
  */
-function outputCaps(api: 'chat' | 'completions', body: Record<string, unknown>, n: number, maxModelLen: number): { maxTokens: number; minTokens: number } {
+function outputCaps(
+  api: 'chat' | 'completions',
+  body: Record<string, unknown>,
+  n: number,
+  maxModelLen: number,
+): { maxTokens: number; minTokens: number } {
   const mct = api === 'chat' ? laxInt(body, 'max_completion_tokens') : undefined;
   const mt = laxInt(body, 'max_tokens');
   const requested = mct ?? mt;
   const param = mct !== undefined ? 'max_completion_tokens' : 'max_tokens';
-  if (requested !== undefined && requested < 1) throw new ApiError(400, `${param} must be at least 1, got ${requested}.`, 'BadRequestError', param);
+  if (requested !== undefined && requested < 1)
+    throw new ApiError(400, `${param} must be at least 1, got ${requested}.`, 'BadRequestError', param);
   if (requested !== undefined && requested > maxModelLen) {
-    throw new ApiError(400, `max_tokens=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`, 'BadRequestError', param);
+    throw new ApiError(
+      400,
+      `max_tokens=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`,
+      'BadRequestError',
+      param,
+    );
   }
   const maxOut = requested ?? 0;
   if (n > maxModelLen - maxOut) {
-    throw new ApiError(400, `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains ${n} input tokens, for a total of ${n + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`, 'BadRequestError', 'input_tokens');
+    throw new ApiError(
+      400,
+      `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains ${n} input tokens, for a total of ${n + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
+      'BadRequestError',
+      'input_tokens',
+    );
   }
   if (n >= maxModelLen) {
-    throw new ApiError(400, `The decoder prompt (length ${n}) plus the number of requested output tokens (at least 1) is longer than the maximum model length of ${maxModelLen}. Make sure that \`max_model_len\` is no smaller than the number of text tokens.`);
+    throw new ApiError(
+      400,
+      `The decoder prompt (length ${n}) plus the number of requested output tokens (at least 1) is longer than the maximum model length of ${maxModelLen}. Make sure that \`max_model_len\` is no smaller than the number of text tokens.`,
+    );
   }
   if (n === 0) throw new ApiError(400, 'The decoder prompt cannot be empty');
   const defaultMax = api === 'chat' ? maxModelLen - n : 16;
   const maxTokens = Math.min(requested ?? defaultMax, maxModelLen - n);
   const minTokens = laxInt(body, 'min_tokens') ?? 0;
-  if (minTokens < 0) throw new ApiError(400, `min_tokens must be greater than or equal to 0, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
+  if (minTokens < 0)
+    throw new ApiError(400, `min_tokens must be greater than or equal to 0, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
   if (minTokens > maxTokens) {
-    throw new ApiError(400, `min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
+    throw new ApiError(
+      400,
+      `min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`,
+      'BadRequestError',
+      'min_tokens',
+    );
   }
   return { maxTokens, minTokens };
 }

@@ -36,16 +36,34 @@ function modelsBody(ctx: RouteContext) {
   const model = ctx.gen.model;
   return {
     object: 'list',
-    data: [{
-      id: model, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'vllm', root: ctx.modelPath, parent: null,
-      max_model_len: ctx.rules.maxModelLen,
-      permission: [{
-        id: `modelperm-${randomBytes(16).toString('hex')}`, object: 'model_permission', created: ctx.startS, allow_create_engine: false,
-        allow_sampling: true, allow_logprobs: true, allow_search_indices: false, allow_view: true, allow_fine_tuning: false,
-        organization: '*', group: null, is_blocking: false,
-      }],
-      loadlab_sim: true,
-    }],
+    data: [
+      {
+        id: model,
+        object: 'model',
+        created: Math.floor(Date.now() / 1000),
+        owned_by: 'vllm',
+        root: ctx.modelPath,
+        parent: null,
+        max_model_len: ctx.rules.maxModelLen,
+        permission: [
+          {
+            id: `modelperm-${randomBytes(16).toString('hex')}`,
+            object: 'model_permission',
+            created: ctx.startS,
+            allow_create_engine: false,
+            allow_sampling: true,
+            allow_logprobs: true,
+            allow_search_indices: false,
+            allow_view: true,
+            allow_fine_tuning: false,
+            organization: '*',
+            group: null,
+            is_blocking: false,
+          },
+        ],
+        loadlab_sim: true,
+      },
+    ],
   };
 }
 
@@ -53,7 +71,11 @@ function modelsBody(ctx: RouteContext) {
  * The tokenizer for one generation request, its prompt tokenized off the event loop
  * (prompt-tokens.ts); a prompt too long by its characters alone is refused first.
  */
-async function tokenizerFor(ctx: RouteContext, api: 'chat' | 'completions', body: Record<string, unknown>): Promise<SimTokenizer> {
+async function tokenizerFor(
+  ctx: RouteContext,
+  api: 'chat' | 'completions',
+  body: Record<string, unknown>,
+): Promise<SimTokenizer> {
   const { offLoop, rules } = ctx;
   const maxOut = requestedOutput(api, body);
   offLoop.checkCut(cutChars(body), maxOut, rules.maxModelLen);
@@ -71,7 +93,10 @@ async function generate(ctx: RouteContext, req: IncomingMessage, reply: Reply, p
   checkModel(body, rules);
   const g = parseGenRequest(api, body, await tokenizerFor(ctx, api, body), rules);
   const header = req.headers['x-request-id'];
-  const rid = (Array.isArray(header) ? header[0] : header) || (typeof body.request_id === 'string' && body.request_id) || randomBytes(8).toString('hex');
+  const rid =
+    (Array.isArray(header) ? header[0] : header) ||
+    (typeof body.request_id === 'string' && body.request_id) ||
+    randomBytes(8).toString('hex');
   const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${rid}`;
   runGeneration(ctx.gen, g, reply, { id, engineId: `${id}#${++ctx.seq}`, arrivalMs });
 }
@@ -84,12 +109,17 @@ async function tokenize(ctx: RouteContext, req: IncomingMessage, reply: Reply): 
   let tokens: number[];
   if (body.messages !== undefined) {
     const messages = checkMessages(body.messages);
-    tokens = await offLoop.encode(renderChat(messages, { addGenerationPrompt: body.add_generation_prompt !== false }), rules.maxModelLen - 1);
+    tokens = await offLoop.encode(
+      renderChat(messages, { addGenerationPrompt: body.add_generation_prompt !== false }),
+      rules.maxModelLen - 1,
+    );
   } else if (typeof body.prompt === 'string') {
     tokens = await offLoop.encode(body.prompt, rules.maxModelLen - 1);
   } else throw validationError('prompt', 'Field required: send "prompt" (a string) or "messages"', 'prompt');
   reply.json(200, {
-    count: tokens.length, max_model_len: rules.maxModelLen, tokens: tokens.slice(),
+    count: tokens.length,
+    max_model_len: rules.maxModelLen,
+    tokens: tokens.slice(),
     token_strs: body.return_token_strs === true ? ctx.gen.tok.tokenStrs(tokens) : null,
   });
 }
@@ -99,12 +129,19 @@ async function detokenize(ctx: RouteContext, req: IncomingMessage, reply: Reply)
   const body = await readJson(req, parseBig(ctx));
   checkModel(body, ctx.rules);
   const ids = body.tokens;
-  if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0)) throw validationError('tokens', 'Input should be a list of token ids', 'tokens');
+  if (!Array.isArray(ids) || !ids.every((t) => Number.isInteger(t) && t >= 0))
+    throw validationError('tokens', 'Input should be a list of token ids', 'tokens');
   reply.json(200, { prompt: ctx.gen.tok.decode(ids as number[]) });
 }
 
 /** Answer one request (errors are thrown as `ApiError`s for the server to reply with). */
-export async function route(ctx: RouteContext, req: IncomingMessage, reply: Reply, info: RequestInfo, arrivalMs: number): Promise<void> {
+export async function route(
+  ctx: RouteContext,
+  req: IncomingMessage,
+  reply: Reply,
+  info: RequestInfo,
+  arrivalMs: number,
+): Promise<void> {
   const { method, path } = info;
   const is = (m: string, p: string) => path === p && (method === m || (m === 'GET' && method === 'HEAD'));
   if (path === '/v1/chat/completions' || path === '/v1/completions') {

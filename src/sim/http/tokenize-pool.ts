@@ -32,14 +32,20 @@ class Lane {
    * `keep`: keep the worker after its queue drains (false = end it, freeing its memory);
    * `nice`: the worker thread's nice value (Linux: per thread), 0 = the process's.
    */
-  constructor(private readonly keep: boolean, private readonly nice = 0) {}
+  constructor(
+    private readonly keep: boolean,
+    private readonly nice = 0,
+  ) {}
 
   get busy(): number {
     return this.pending.size;
   }
 
   /** Sends `msg` (plus an id) to the worker; `transfer` moves buffers instead of copying them. */
-  run(msg: { text?: string; json?: Uint8Array; cut?: number }, transfer: ArrayBuffer[] = []): Promise<{ ids?: Int32Array; value?: unknown; cutChars?: number }> {
+  run(
+    msg: { text?: string; json?: Uint8Array; cut?: number },
+    transfer: ArrayBuffer[] = [],
+  ): Promise<{ ids?: Int32Array; value?: unknown; cutChars?: number }> {
     return new Promise((resolve, reject) => {
       const id = ++this.seq;
       this.pending.set(id, { resolve, reject });
@@ -61,16 +67,20 @@ class Lane {
     const w = new Worker(join(packageRoot(), 'src', 'sim', 'http', 'tokenize-worker.cjs'), {
       workerData: { packageJson: join(packageRoot(), 'package.json'), nice: this.nice },
       execArgv: [], // no tsx loader needed (plain .cjs), and none of the parent's flags
-      stdout: false, stderr: false,
+      stdout: false,
+      stderr: false,
     });
-    w.on('message', (m: { id: number; ids?: Int32Array; value?: unknown; cutChars?: number; error?: string; syntax?: boolean }) => {
-      const job = this.pending.get(m.id);
-      if (!job) return;
-      this.pending.delete(m.id);
-      if (m.error === undefined) job.resolve(m);
-      else job.reject(m.syntax ? new JsonSyntaxError(m.error) : new Error(`tokenizer worker: ${m.error}`));
-      if (this.pending.size === 0) this.idle(w);
-    });
+    w.on(
+      'message',
+      (m: { id: number; ids?: Int32Array; value?: unknown; cutChars?: number; error?: string; syntax?: boolean }) => {
+        const job = this.pending.get(m.id);
+        if (!job) return;
+        this.pending.delete(m.id);
+        if (m.error === undefined) job.resolve(m);
+        else job.reject(m.syntax ? new JsonSyntaxError(m.error) : new Error(`tokenizer worker: ${m.error}`));
+        if (this.pending.size === 0) this.idle(w);
+      },
+    );
     w.on('error', (err) => this.crashed(w, err));
     w.on('exit', (code) => this.crashed(w, new Error(`tokenizer worker exited with code ${code}`)));
     this.worker = w;

