@@ -15,6 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromRoot } from '../paths';
 import { loadRun } from '../run/loader';
+import { lockHolder } from '../run/folder';
 import { isRunComplete } from '../run/store';
 import { assertFlagsMatch, unverifiedNote, type FlagCheck } from '../vllm/flag-check';
 import { probeTarget, type TargetProbe } from '../observe/probe';
@@ -84,6 +85,24 @@ async function currentServer(target: MeasureTarget, apiKey?: string): Promise<{ 
   return { probe, check: assertFlagsMatch(target.flags ?? {}, seen, target.model || probe.model || '') };
 }
 
+/** How long a re-run cell waits for this kernel's interrupted run of the same point to finish writing, ms. */
+const OWN_RUN_WAIT_MS = 30_000;
+
+/**
+ * JupyterLab's "interrupt kernel" ends the cell at once, while the interrupted `runLoad` still aborts its
+ * requests and writes its records and summary. A cell run again within that moment would find the folder
+ * locked by this very process; wait (bounded) for that run to finish instead of failing or racing it.
+ */
+export async function waitForOwnRun(dir: string, name: string): Promise<void> {
+  const lockFile = join(dir, '.lock');
+  if (lockHolder(lockFile) !== process.pid) return;
+  console.log(`[${name}] the interrupted run of this point is still saving; waiting for it to finish.`);
+  const deadline = performance.now() + OWN_RUN_WAIT_MS;
+  while (lockHolder(lockFile) === process.pid && performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /**
  * Measure one load point of a lesson against `target` (or reuse its complete saved run).
  * Samples the server's `/metrics` during the run by default (and `nvidia-smi` on a real GPU).
@@ -93,6 +112,7 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
   const { lesson, name, force, root, ...load } = opts;
   const dir = join(root ?? fromRoot('data'), lesson, name);
   const redo = force ?? process.env.LOADLAB_FORCE === '1';
+  await waitForOwnRun(dir, name);
   const apiKey = resolveApiKey(load.apiKey);
   const { probe, check } = await currentServer(target, apiKey);
   if (!redo && isRunComplete(dir)) {
