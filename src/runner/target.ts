@@ -6,6 +6,7 @@
 
 import { probeTarget, type TargetProbe } from '../observe/probe';
 import { serverRoot } from '../client/url';
+import { explainNoModels } from './target-diagnosis';
 
 /** A checked target. */
 export interface ResolvedTarget {
@@ -70,6 +71,9 @@ export async function resolveTarget(
     return { rootUrl, model: opts.model, probe };
   }
   if (!served || served.length === 0) {
+    // Say what is wrong (a path, an HTML page, a refused key) before guessing at an API key.
+    const why = await explainNoModels(baseUrl, opts.apiKey, '--api-key or LOADLAB_API_KEY');
+    if (why) throw new Error(`${why}. Or pass the model name as model (--model).`);
     throw new Error(
       `${rootUrl} did not list its models (GET /v1/models gave no data${opts.apiKey ? '' : '; does it need an API key?'}). ` +
         'Pass the model name as model (--model).',
