@@ -1,6 +1,11 @@
 /**
  * vLLM V1 `Scheduler.schedule()` and `update_from_output()`, rule for rule
  * (vllm-surface.md §5 "V1 scheduling step"), plus V0-style swap preemption as an option.
+ * Swap mode is V0 run with `--preemption-mode swap`: by default V0 swapped only a sequence group
+ * with more than one running sequence (n > 1, beam search) and recomputed single-sequence requests
+ * (`vllm/core/scheduler.py` `Scheduler._preempt`), so swap is not what vLLM did to the course's requests.
+ * Serving RUNNING (chunked prefills included) before admitting WAITING is not new in V1 either:
+ * V0's `_schedule_chunked_prefill` did running, then swapped, then waiting.
  * No clock and no cost model here: `schedule` decides who runs and how many tokens each
  * gets, `update` applies the step's result once the engine says the step has ended.
  */
@@ -217,6 +222,8 @@ export class Scheduler {
    * Preempt `victim` (already popped from RUNNING). Swap mode moves its blocks to the CPU
    * pool if they fit there (else it falls back to recompute); recompute frees its blocks
    * (they stay cached), resets num_computed_tokens and puts it at the FRONT of WAITING.
+   * Deviation: when the CPU pool is full, V0 raised "Aborted due to the lack of CPU swap space"
+   * (`vllm/core/scheduler.py` `Scheduler._swap_out`) where this falls back to recompute.
    */
   private preempt(victim: SimRequest): void {
     this.plan.preemptions++;
