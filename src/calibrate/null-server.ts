@@ -184,7 +184,9 @@ export function startNullServer(port = 0): Promise<NullServer> {
 
 /** The null server running as a child process (see {@link spawnNullServer}). */
 export interface NullServerChild {
+  /** Pid of the child, also its process group id. */
   pid: number;
+  /** Its port on 127.0.0.1. */
   port: number;
   /** `http://127.0.0.1:<port>`. */
   baseUrl: string;
