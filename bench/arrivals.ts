@@ -1,7 +1,7 @@
 /**
  * Arrival accuracy of open-loop runs: how far the actual send time is from the intended one,
- * at 10, 100 and 1,000 req/s (Poisson, 2 s each), against a tiny fast server in its own process
- * (bench/sse-source.ts answering 2 tokens at once).
+ * at 10, 100 and 1,000 req/s (Poisson, 2 s each; 0.5 s with `quick`), against a tiny fast server in
+ * its own process (the null server of src/calibrate/null-server.ts, answering 2 tokens flat out).
  *
  * Two layers, both on the run clock:
  * - pacer: `dispatchLoad` with a `fire` that only stamps `now() − due` (sleepUntil alone);
@@ -19,7 +19,8 @@ import { startClientHealth } from '../src/runner/health';
 import { runLoad } from '../src/runner/runner';
 import { openLoop } from '../src/schedule/shapes';
 import type { RequestSpec } from '../src/types';
-import { dist, fmtDist, loadLine, machine, round, spawnListening, type BenchResult, type Dist } from './common';
+import { spawnNullServer } from '../src/calibrate/null-server';
+import { dist, fmtDist, loadLine, machine, round, type BenchOptions, type BenchResult, type Dist } from './common';
 
 /** Rates, and a 1,000 req/s run whose connections are capped (see the README: what a cap buys). */
 const POINTS: Array<{ rate: number; maxConcurrency?: number }> = [
@@ -28,9 +29,11 @@ const POINTS: Array<{ rate: number; maxConcurrency?: number }> = [
   { rate: 1000 },
   { rate: 1000, maxConcurrency: 64 },
 ];
-const SECONDS = 2;
+/** Seconds per point: the full run, and a short smoke run (`quick`). */
+const FULL_SECONDS = 2;
+const QUICK_SECONDS = 0.5;
 
-const spec: RequestSpec = { messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, extraBody: { sse_gap_ms: 0 } };
+const spec: RequestSpec = { messages: [{ role: 'user', content: 'hi' }], maxTokens: 2, extraBody: { null_gap_ms: 0 } };
 
 interface RatePoint {
   rate: number;
@@ -63,8 +66,12 @@ async function pacerOnly(rate: number, n: number): Promise<number[]> {
  * The pacer's spin window at `rate`: sleepUntil on the absolute schedule with `spinMs` (0 = plain
  * setTimeout to the absolute due time), no requests. Returns lateness and CPU.
  */
-async function spinSweep(rate: number, spinMs: number): Promise<{ spinMs: number; latenessMs: Dist; cpuPercent: number }> {
-  const offsets = openLoopOffsets(rate * SECONDS, rate, 1, 1);
+async function spinSweep(
+  rate: number,
+  spinMs: number,
+  seconds: number,
+): Promise<{ spinMs: number; latenessMs: Dist; cpuPercent: number }> {
+  const offsets = openLoopOffsets(rate * seconds, rate, 1, 1);
   const cpu0 = process.cpuUsage();
   const start = performance.now();
   const late: number[] = [];
@@ -76,19 +83,20 @@ async function spinSweep(rate: number, spinMs: number): Promise<{ spinMs: number
   return { spinMs, latenessMs: dist(late), cpuPercent: round((cpu.user + cpu.system) / 10 / (performance.now() - start), 1) };
 }
 
-/** Run the arrival-accuracy benchmark. */
-export async function run(): Promise<BenchResult> {
+/** Run the arrival-accuracy benchmark (`quick`: 0.5 s per point instead of 2, a smoke test). */
+export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
+  const seconds = opts.quick ? QUICK_SECONDS : FULL_SECONDS;
   const machineBefore = machine();
-  const src = await spawnListening('bench/sse-source.ts');
+  const src = await spawnNullServer();
   const points: RatePoint[] = [];
   const lines: string[] = [];
   try {
     for (const { rate, maxConcurrency } of POINTS) {
-      const n = rate * SECONDS;
+      const n = rate * seconds;
       const pacer = await pacerOnly(rate, n);
       const watch = startClientHealth();
       const shape = openLoop(rate, { seed: 1, ...(maxConcurrency !== undefined ? { maxConcurrency } : {}) });
-      const r = await runLoad({ baseUrl: src.url, workload: [spec], requests: n, shape, warmup: 3, out: false });
+      const r = await runLoad({ baseUrl: src.baseUrl, workload: [spec], requests: n, shape, warmup: 3, out: false });
       const health = watch.stop();
       const measured = r.records.filter((x) => !x.warmup);
       const starts = measured.map((x) => x.startMs);
@@ -117,7 +125,7 @@ export async function run(): Promise<BenchResult> {
   }
   const spins = [];
   for (const spinMs of [0, 0.5, 1, 2]) {
-    const sp = await spinSweep(1000, spinMs);
+    const sp = await spinSweep(1000, spinMs, seconds);
     spins.push(sp);
     lines.push(
       `pacer alone at 1000 req/s, spin window ${spinMs} ms${spinMs === 2 ? ' (default)' : ''}: late ${fmtDist(sp.latenessMs)}, CPU ${sp.cpuPercent} %`,
@@ -138,7 +146,13 @@ export async function run(): Promise<BenchResult> {
         met: top.sendLatenessMs.p99 <= 2,
       },
     ],
-    data: { seconds: SECONDS, shape: 'open, Poisson (burstiness 1), seed 1', points, pacerSpinSweep1000: spins },
+    data: {
+      quick: opts.quick === true,
+      seconds,
+      shape: 'open, Poisson (burstiness 1), seed 1',
+      points,
+      pacerSpinSweep1000: spins,
+    },
     machineBefore,
     machineAfter: machine(),
   };

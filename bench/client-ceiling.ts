@@ -1,17 +1,18 @@
 /**
  * Client ceiling: how many SSE token events per second our client (createClient/send) handles,
- * and how late it stamps them, against a minimal SSE server in a separate process
- * (bench/sse-source.ts) that puts its send time in every chunk.
+ * and how late it stamps them, against the null server in a separate process
+ * (`spawnNullServer`, src/calibrate/null-server.ts) that puts its send time in every chunk.
  *
  * Stamp error = client arrival stamp − server send stamp + the two processes' clock offset, both
  * stamps `performance.timeOrigin + performance.now()` on this host; stamp errors and events/s are
  * computed by `passFigures` (src/calibrate/calibrate-result.ts), the same definitions as
  * `calibrateClient`. The offset is measured against the system clock's ticks and reported.
+ * `run({ quick: true })` (`npm run bench -- client --quick`) runs every pass shorter, as a smoke test.
  *
  * Passes, each at C concurrent streams:
  * - paced: C = 1, 64, 256, 1024 at gap max(5 ms, C/32 ms), i.e. up to 32,000 events/s offered, 3 s,
- *   each twice: lockstep (every stream's token at the same instant, as one engine step sends them)
- *   and spread (stream phases spread over the gap);
+ *   each twice: lockstep (every stream's token on one server timer, as one engine step sends them)
+ *   and spread (stream phases `null_phase_ms` spread over the gap);
  * - sweep: C = 256 spread at 4k, 8k, 16k, 32k events/s, to find where p99 ≤ 2 ms stops;
  * - memory: C streams at a 200 ms gap; at mid-stream a full GC, then (heap, external, rss) − baseline, / C;
  * - flat out: C = 64 and 256, gap 0 (the server writes as fast as the socket takes it).
@@ -30,12 +31,11 @@ import {
   machine,
   pause,
   round,
-  spawnListening,
+  type BenchOptions,
   type BenchResult,
-  type Child,
   type Dist,
 } from './common';
-import { epochMinusRealtimeMs } from '../src/calibrate/null-server';
+import { NULL_SERVER_MODEL, spawnNullServer, type NullServerChild } from '../src/calibrate/null-server';
 import { passFigures } from '../src/calibrate/calibrate-result';
 
 const origin = performance.timeOrigin;
@@ -44,9 +44,10 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const spec = (tokens: number, gapMs: number, batch = 1, phaseMs = 0): RequestSpec => ({
   messages: [{ role: 'user', content: 'hi' }],
   maxTokens: tokens,
-  extraBody: { sse_gap_ms: gapMs, sse_batch: batch, sse_phase_ms: phaseMs },
+  extraBody: { null_gap_ms: gapMs, null_batch: batch, null_phase_ms: phaseMs },
 });
 
+/** The null server's `GET /stats`: CPU and wall ms since the previous call, streams open now. */
 interface ServerStats {
   open: number;
   peakOpen: number;
@@ -54,6 +55,11 @@ interface ServerStats {
   cpuMs: number;
   wallMs: number;
 }
+
+/** Pass lengths: the full run, and a short smoke run (`quick`). */
+const FULL = { passS: 3, flatEvents: 200_000, memoryTokens: 20, memoryPauseMs: 2000 };
+const QUICK = { passS: 0.5, flatEvents: 20_000, memoryTokens: 6, memoryPauseMs: 600 };
+type Sizes = typeof FULL;
 
 /** Figures of one timed pass. */
 interface PassResult {
@@ -77,15 +83,15 @@ interface PassResult {
 
 /**
  * Offset of the server's epoch stamps from ours, ms, two ways: both against the system clock's
- * ticks (µs-exact), and the classic fastest-of-30 round trips (bounded by half the round trip).
+ * ticks (µs-exact, `spawnNullServer`'s `offsetMs`), and the classic fastest-of-30 round trips
+ * (bounded by half the round trip).
  */
-async function clockOffset(src: Child): Promise<{ offsetMs: number; roundTripOffsetMs: number; rttMs: number }> {
-  const server = (await getJson<{ epochMinusRealtimeMs: number }>(`${src.url}/clock`)).epochMinusRealtimeMs;
-  const offsetMs = server - epochMinusRealtimeMs();
+async function clockOffset(src: NullServerChild): Promise<{ offsetMs: number; roundTripOffsetMs: number; rttMs: number }> {
+  const offsetMs = src.offsetMs;
   let best = { off: NaN, rtt: Infinity };
   for (let i = 0; i < 30; i++) {
     const c0 = epoch();
-    const { t } = await getJson<{ t: number }>(`${src.url}/now`);
+    const { t } = await getJson<{ t: number }>(`${src.baseUrl}/now`);
     const c1 = epoch();
     if (c1 - c0 < best.rtt) best = { off: t - (c0 + c1) / 2, rtt: c1 - c0 };
   }
@@ -93,20 +99,20 @@ async function clockOffset(src: Child): Promise<{ offsetMs: number; roundTripOff
 }
 
 async function timedPass(
-  src: Child,
+  src: NullServerChild,
   offsetMs: number,
   streams: number,
   gapMs: number,
   tokens: number,
   spread = false,
 ): Promise<PassResult> {
-  const client = createClient({ baseUrl: src.url, model: 'sse-source', connections: streams, now: epoch });
+  const client = createClient({ baseUrl: src.baseUrl, model: NULL_SERVER_MODEL, connections: streams, now: epoch });
   // Open every connection first (a one-token request each), so connects are not in the figures.
   await Promise.all(
     range(streams).map((i) => client.send(spec(1, 0), { index: i, intendedStartMs: epoch(), requestId: `warm-${streams}-${i}` })),
   );
-  await getJson(`${src.url}/sent`);
-  const s0 = await getJson<ServerStats>(`${src.url}/stats`);
+  await getJson(`${src.baseUrl}/sent`);
+  await getJson<ServerStats>(`${src.baseUrl}/stats`); // starts the server's CPU window
   const watch = startClientHealth();
   const cpu0 = process.cpuUsage();
   const tStart = epoch();
@@ -119,8 +125,8 @@ async function timedPass(
   );
   const cpu = process.cpuUsage(cpu0);
   const health: ClientHealth = watch.stop();
-  const s1 = await getJson<ServerStats>(`${src.url}/stats`);
-  const sent = await getJson<Record<string, number[]>>(`${src.url}/sent`);
+  const s1 = await getJson<ServerStats>(`${src.baseUrl}/stats`);
+  const sent = await getJson<Record<string, number[]>>(`${src.baseUrl}/sent`);
   await client.close();
 
   const f = passFigures(records, sent, offsetMs, epoch() - tStart);
@@ -145,26 +151,28 @@ async function timedPass(
       p99: round(health.eventLoopDelayP99Ms),
       max: round(health.eventLoopDelayMaxMs),
     },
-    serverCpuPercent: round(((s1.cpuMs - s0.cpuMs) / (s1.wallMs - s0.wallMs)) * 100, 1),
+    serverCpuPercent: round((s1.cpuMs / s1.wallMs) * 100, 1),
     loadAverage1m: health.loadAverage1m,
   };
 }
 
 /** Memory per open stream: C streams open at a 200 ms gap; full GC before and at mid-stream. */
-async function memoryPass(src: Child, streams: number) {
-  const client = createClient({ baseUrl: src.url, model: 'sse-source', connections: streams, now: epoch });
+async function memoryPass(src: NullServerChild, streams: number, sizes: Sizes) {
+  const client = createClient({ baseUrl: src.baseUrl, model: NULL_SERVER_MODEL, connections: streams, now: epoch });
   fullGc();
   const m0 = process.memoryUsage();
   const all = Promise.all(
-    range(streams).map((i) => client.send(spec(20, 200), { index: i, intendedStartMs: epoch(), requestId: `m${streams}-${i}` })),
+    range(streams).map((i) =>
+      client.send(spec(sizes.memoryTokens, 200), { index: i, intendedStartMs: epoch(), requestId: `m${streams}-${i}` }),
+    ),
   );
-  await pause(2000);
-  const open = (await getJson<ServerStats>(`${src.url}/stats`)).open;
+  await pause(sizes.memoryPauseMs);
+  const open = (await getJson<ServerStats>(`${src.baseUrl}/stats`)).open;
   fullGc();
   const m1 = process.memoryUsage();
   const records = await all;
   await client.close();
-  await getJson(`${src.url}/sent`);
+  await getJson(`${src.baseUrl}/sent`);
   const kb = (a: number, b: number) => round((b - a) / streams / 1024, 1);
   return {
     streams,
@@ -177,10 +185,11 @@ async function memoryPass(src: Child, streams: number) {
   };
 }
 
-/** Run the client-ceiling benchmark. */
-export async function run(): Promise<BenchResult> {
+/** Run the client-ceiling benchmark (`quick`: every pass shorter, a smoke test). */
+export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
+  const sizes = opts.quick ? QUICK : FULL;
   const machineBefore = machine();
-  const src = await spawnListening('bench/sse-source.ts');
+  const src = await spawnNullServer();
   const lines: string[] = [];
   try {
     const offset = await clockOffset(src);
@@ -192,7 +201,7 @@ export async function run(): Promise<BenchResult> {
     for (const c of [1, 64, 256, 1024]) {
       const gap = Math.max(5, c / 32);
       for (const spread of c > 1 ? [true, false] : [false]) {
-        const p = await timedPass(src, offset.offsetMs, c, gap, Math.ceil(3000 / gap), spread);
+        const p = await timedPass(src, offset.offsetMs, c, gap, Math.ceil((sizes.passS * 1000) / gap), spread);
         paced.push(p);
         lines.push(
           `${p.mode} C=${c} gap ${gap} ms: ${p.eventsPerSec} events/s (offered ${p.offeredEventsPerSec}), stamp error ${fmtDist(p.stampErrorMs)}, ` +
@@ -204,7 +213,7 @@ export async function run(): Promise<BenchResult> {
     // Where does p99 ≤ 2 ms stop? C = 256 spread, offered 4k → 32k events/s.
     const sweep: PassResult[] = [];
     for (const gap of [64, 32, 16, 8]) {
-      const p = await timedPass(src, offset.offsetMs, 256, gap, Math.ceil(3000 / gap), true);
+      const p = await timedPass(src, offset.offsetMs, 256, gap, Math.ceil((sizes.passS * 1000) / gap), true);
       sweep.push(p);
       lines.push(
         `sweep spread C=256 gap ${gap} ms: ${p.eventsPerSec} events/s, stamp error ${fmtDist(p.stampErrorMs)}, CPU ${p.clientCpuPercent} % of a core, ` +
@@ -213,7 +222,7 @@ export async function run(): Promise<BenchResult> {
     }
     const memory = [];
     for (const c of [64, 256, 1024]) {
-      const m = await memoryPass(src, c);
+      const m = await memoryPass(src, c, sizes);
       memory.push(m);
       lines.push(
         `memory C=${c} (${m.openAtSnapshot} open): heap ${m.heapPerStreamKB} KB + external ${m.externalPerStreamKB} KB, rss ${m.rssPerStreamKB} KB per open stream`,
@@ -221,7 +230,7 @@ export async function run(): Promise<BenchResult> {
     }
     const flat: PassResult[] = [];
     for (const c of [64, 256]) {
-      const p = await timedPass(src, offset.offsetMs, c, 0, Math.ceil(200_000 / c));
+      const p = await timedPass(src, offset.offsetMs, c, 0, Math.ceil(sizes.flatEvents / c));
       flat.push(p);
       lines.push(
         `flat out C=${c}: ${p.eventsPerSec} events/s, CPU ${p.clientCpuMsPer1kEvents} ms/1k events (${p.clientCpuPercent} % of a core), ` +
@@ -258,7 +267,7 @@ export async function run(): Promise<BenchResult> {
       name: 'client',
       lines,
       targets,
-      data: { clockOffset: offset, paced, sweep, memory, flatOut: flat },
+      data: { quick: opts.quick === true, clockOffset: offset, paced, sweep, memory, flatOut: flat },
       machineBefore,
       machineAfter: machine(),
     };

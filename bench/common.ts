@@ -1,16 +1,14 @@
 /**
- * Shared pieces of the benchmarks: the machine line every figure carries (load average!), child
- * processes started with tsx, distributions, forced GC for memory figures, and the result file
- * `bench/results/<name>.json`.
+ * Shared pieces of the benchmarks: the machine line every figure carries (load average!),
+ * distributions, forced GC for memory figures, and the result file `bench/results/<name>.json`.
+ * Servers run as their own processes: the null server (`spawnNullServer`) and the simulator (`startSim`).
  */
 
-import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { fromRoot } from '../src/paths';
-import { spawnChild } from '../src/proc/child';
 import { describe } from '../src/stats/percentile';
 import type { Distribution } from '../src/types';
 
@@ -88,37 +86,17 @@ export function fullGc(): void {
   gcFn();
 }
 
-/** A child process that printed `LISTENING <port>`. */
-export interface Child {
-  url: string;
-  port: number;
-  proc: ChildProcess;
-  /** SIGTERM (SIGKILL after 3 s) and wait until it and its port are gone. */
-  stop(): Promise<void>;
-}
-
-/**
- * Start `node --import tsx <file> ...args` (`file` relative to the package root, or absolute) and wait for `LISTENING <port>`
- * on its stdout (`spawnChild` of src/proc/child.ts: its own process group, gone when this process goes away).
- */
-export async function spawnListening(file: string, args: string[] = [], timeoutMs = 30_000): Promise<Child> {
-  const c = await spawnChild({
-    entry: file,
-    args,
-    marker: 'LISTENING',
-    name: file,
-    startupTimeoutMs: timeoutMs,
-    portOf: (payload) => ({ port: Number(payload) }),
-  });
-  const port = Number(c.payload);
-  return { url: `http://127.0.0.1:${port}`, port, proc: c.proc, stop: c.stop };
-}
-
 /** GET a JSON document (small helper for the benchmark servers). */
 export async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`GET ${url}: HTTP ${res.status}`);
   return (await res.json()) as T;
+}
+
+/** Options every benchmark's `run` takes. */
+export interface BenchOptions {
+  /** A short smoke run: every pass shorter, figures printed but not written to bench/results; default false. */
+  quick?: boolean;
 }
 
 /** What every benchmark returns: its figures, its targets and the machine it ran on. */

@@ -4,14 +4,23 @@
  * (plus a line in `bench/results/history.jsonl`). Figures on a shared machine are noisy: every
  * result carries the load average before and after, and `--quiet=1.5` waits (≤ 5 min per
  * benchmark) until the 1-minute load average is at most 1.5 before starting each one.
+ * `--quick` is a smoke run of the benchmarks that have one (client, arrivals: every pass shorter);
+ * its figures are printed but not written to bench/results, so they never stand in for a full run's.
  */
 
-import { loadLine, machine, waitForQuiet, writeResult, type BenchResult } from './common';
+import { loadLine, machine, waitForQuiet, writeResult, type BenchOptions, type BenchResult } from './common';
 
-/** name → loader (lazy, so one benchmark's imports do not load the others). */
-const BENCHES: Record<string, { about: string; load: () => Promise<{ run: () => Promise<BenchResult> }> }> = {
-  client: { about: 'client ceiling: SSE events/s, stamp error, CPU, memory per stream', load: () => import('./client-ceiling') },
-  arrivals: { about: 'open-loop arrival accuracy at 10, 100, 1000 req/s', load: () => import('./arrivals') },
+/** name → loader (lazy, so one benchmark's imports do not load the others); `quick`: it has a smoke run. */
+const BENCHES: Record<
+  string,
+  { about: string; quick?: boolean; load: () => Promise<{ run: (o?: BenchOptions) => Promise<BenchResult> }> }
+> = {
+  client: {
+    about: 'client ceiling: SSE events/s, stamp error, CPU, memory per stream',
+    quick: true,
+    load: () => import('./client-ceiling'),
+  },
+  arrivals: { about: 'open-loop arrival accuracy at 10, 100, 1000 req/s', quick: true, load: () => import('./arrivals') },
   sim: { about: 'simulator real-time fidelity at 1, 32, 128, 256 streams', load: () => import('./sim-fidelity') },
   parse: { about: 'SSE stamping+parsing cost per event, stats over 100k samples', load: () => import('./parse-stats') },
 };
@@ -20,6 +29,15 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const asked = args.filter((a) => !a.startsWith('-'));
   const quietArg = args.find((a) => a.startsWith('--quiet='));
+  const quick = args.includes('--quick');
+  const badFlag = args.find((a) => a.startsWith('-') && a !== '--quick' && !a.startsWith('--quiet='));
+  if (badFlag !== undefined) {
+    console.error(
+      `unknown option '${badFlag}'; the options are --quick (a short smoke run) and --quiet=<load>, e.g. --quiet=1.5`,
+    );
+    process.exitCode = 2;
+    return;
+  }
   const quiet = quietArg ? Number(quietArg.slice('--quiet='.length)) : undefined;
   if (quiet !== undefined && !(quiet > 0)) {
     console.error(`--quiet takes the highest 1-minute load average to start at, e.g. --quiet=1.5, got '${quietArg}'`);
@@ -35,7 +53,16 @@ async function main(): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const names = asked.length > 0 ? asked : Object.keys(BENCHES);
+  const quickOnes = Object.keys(BENCHES).filter((n) => BENCHES[n].quick);
+  const names = asked.length > 0 ? asked : quick ? quickOnes : Object.keys(BENCHES);
+  const noQuick = quick ? names.filter((n) => !BENCHES[n].quick) : [];
+  if (noQuick.length > 0) {
+    console.error(
+      `${noQuick.join(', ')} has no --quick run; quick runs exist for ${quickOnes.join(', ')} (e.g. npm run bench -- client --quick)`,
+    );
+    process.exitCode = 2;
+    return;
+  }
   let missed = 0;
   for (const name of names) {
     if (quiet !== undefined) {
@@ -44,13 +71,14 @@ async function main(): Promise<void> {
     }
     console.log(`\n== ${name}: ${BENCHES[name].about} (${loadLine(machine())})`);
     const t0 = performance.now();
-    const r = await (await BENCHES[name].load()).run();
+    const r = await (await BENCHES[name].load()).run({ quick });
     for (const l of r.lines) console.log(`  ${l}`);
     for (const t of r.targets) {
       if (!t.met) missed++;
       console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.target}: ${t.measured}`);
     }
-    console.log(`  → ${writeResult(r)} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    const where = quick ? 'quick run, not written to bench/results' : writeResult(r);
+    console.log(`  → ${where} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
   console.log(`\n${missed === 0 ? 'all targets met' : `${missed} target(s) missed (see above and bench/README.md)`}`);
 }

@@ -1,13 +1,12 @@
 /**
  * src/wire/chunks.ts is the one writer of vLLM's chunk JSON: its bytes match vLLM's documented
- * chunks, and the four model-less writers (the simulator, the null server, bench/sse-source.ts,
- * the scripted test server) send exactly the bytes it builds for the same chunk. Real HTTP on
- * 127.0.0.1, port 0, to real servers (two of them separate processes).
+ * chunks, and the three model-less writers (the simulator, the null server — paced in this process,
+ * and flat out with several chunks per write as the benches' child process — and the scripted test
+ * server) send exactly the bytes it builds for the same chunk. Real HTTP on 127.0.0.1, port 0, to
+ * real servers (two of them separate processes).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNullServer, type NullServer } from '../src/calibrate/null-server';
+import { spawnNullServer, startNullServer, type NullServer, type NullServerChild } from '../src/calibrate/null-server';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { chunkHead, chunkJson, usageChunkJson, usageJson, type ChunkHead } from '../src/wire/chunks';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
@@ -90,33 +89,25 @@ async function events(url: string, body: Record<string, unknown>): Promise<strin
 let sim: SimHandle;
 let nul: NullServer;
 let scripted: ScriptedServer;
-let source: ChildProcess;
-let sourceUrl: string;
+let nulChild: NullServerChild;
 
 beforeAll(async () => {
   sim = await startSim({ extraArgs: ['--stats-interval-s', '0'] });
   nul = await startNullServer(0);
   scripted = await startScriptedServer({ gapMs: 1 });
-  source = spawn(process.execPath, ['--import', 'tsx', 'bench/sse-source.ts', '{"gapMs":1}'], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  let out = '';
-  source.stdout!.setEncoding('utf8');
-  while (!/LISTENING (\d+)/.test(out)) out += (await once(source.stdout!, 'data'))[0];
-  sourceUrl = `http://127.0.0.1:${/LISTENING (\d+)/.exec(out)![1]}`;
+  nulChild = await spawnNullServer();
 }, 60_000);
 
 afterAll(async () => {
-  source?.kill('SIGTERM');
-  await Promise.all([sim?.stop(), nul?.close(), scripted?.close()]);
+  await Promise.all([sim?.stop(), nul?.close(), scripted?.close(), nulChild?.stop()]);
 });
 
-describe('the four writers', () => {
+describe('the model-less writers', () => {
   it('each sends the bytes the wire module builds for its chunks, and all chunks have one shape', async () => {
     const streams = {
       sim: await events(sim.baseUrl, { ignore_eos: true }),
       nullServer: await events(`http://127.0.0.1:${nul.port}`, { null_gap_ms: 1 }),
-      sseSource: await events(sourceUrl, { sse_gap_ms: 1 }),
+      nullServerFlatOut: await events(nulChild.baseUrl, { null_gap_ms: 0, null_batch: 2, null_phase_ms: 1 }),
       scripted: await events(scripted.url, {}),
     };
     for (const [name, evs] of Object.entries(streams)) {

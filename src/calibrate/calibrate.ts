@@ -22,9 +22,7 @@
  * Each pass also reports the client's event-loop delay p99 and CPU (`startClientHealth`).
  */
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
 import { createClient } from '../client/client';
-import { spawnChild } from '../proc/child';
 import { stepTimeMs } from '../sim/engine/cost';
 import type { RequestRecord } from '../types';
 import {
@@ -37,7 +35,7 @@ import {
   type ClientCalibration,
 } from './calibrate-result';
 import { startClientHealth } from '../runner/health';
-import { epochMinusRealtimeMs, NULL_SERVER_MARKER, NULL_SERVER_MODEL } from './null-server';
+import { NULL_SERVER_MODEL, spawnNullServer } from './null-server';
 
 export { calibrationVerdict, type CalibrationPass, type ClientCalibration } from './calibrate-result';
 
@@ -64,28 +62,6 @@ const epochNow = () => performance.timeOrigin + performance.now();
 export function modelledStepMs(c: number): number {
   const ms = stepTimeMs({ decodes: c, decodeContextTokens: 256 * c, prefillTokens: 0, prefillAttnPairs: 0, sampled: c });
   return Math.round(ms * 10) / 10;
-}
-
-interface Child {
-  pid: number;
-  baseUrl: string;
-  offsetMs: number;
-  stop(): Promise<void>;
-}
-
-/** Spawn the null server (own process, `src/proc/child.ts` kill policy) and wait for its marker line. */
-async function spawnNullServer(timeoutMs = 20_000): Promise<Child> {
-  const c = await spawnChild({
-    entry: join('src', 'calibrate', 'null-server.ts'),
-    env: { LOADLAB_NULL_SERVER_MAIN: '1' },
-    marker: NULL_SERVER_MARKER,
-    name: 'the null server',
-    startupTimeoutMs: timeoutMs,
-    graceMs: 2000,
-    portOf: (payload) => ({ port: Number(payload.split(/\s+/)[0]) }),
-  });
-  const [port, offset] = c.payload.split(/\s+/);
-  return { pid: c.pid, baseUrl: `http://127.0.0.1:${port}`, offsetMs: Number(offset), stop: c.stop };
 }
 
 async function getJson<T>(url: string): Promise<T> {
@@ -123,7 +99,7 @@ export async function calibrateClient(opts: CalibrateOptions = {}): Promise<Clie
   const load0 = loadavg()[0] ?? 0;
   const child = await spawnNullServer();
   const startupSeconds = (performance.now() - t0) / 1000;
-  const offsetMs = child.offsetMs - epochMinusRealtimeMs();
+  const offsetMs = child.offsetMs;
   const maxStreams = Math.max(flatStreams, ...concurrencies);
   const client = createClient({
     baseUrl: child.baseUrl,

@@ -1,15 +1,14 @@
 /**
  * The null server's streams (see `./null-server.ts`): one SSE stream per request, written in
- * LOCKSTEP with every other stream on the same step gap (one ticker per gap, on absolute times,
- * like one engine step emitting a chunk for every running request), or flat out when the gap is 0.
- * Each token chunk carries its send time `"t"` (epoch ms, read just before the write); a finished
- * stream's send times are kept per request id for `GET /sent`.
+ * LOCKSTEP with every other stream on the same step gap and phase (one ticker per gap and phase, on
+ * absolute times, like one engine step emitting a chunk for every running request), or flat out
+ * when the gap is 0 (`batch` token chunks per write). Each token chunk carries its send time `"t"`
+ * (epoch ms, read just before the write); a finished stream's send times are kept per request id
+ * for `GET /sent`.
  */
 import type { ServerResponse } from 'node:http';
 import { chunkJson, SSE_DONE, sseData, usageChunkJson, usageJson } from '../wire/chunks';
-
-/** Epoch ms on the monotonic clock: `performance.timeOrigin + performance.now()`. */
-export const epochNow = (): number => performance.timeOrigin + performance.now();
+import { epochNow } from './epoch-clock';
 
 /** One open stream of the null server. */
 export interface NullStream {
@@ -19,8 +18,12 @@ export interface NullStream {
   tokens: number;
   /** Token chunks written so far. */
   k: number;
+  /** Token chunks per write when flat out (gap 0), ≥ 1. */
+  batch: number;
   /** `performance.now()` ms after which the stream ends, whatever `tokens` says. */
   deadline: number;
+  /** The last token chunk has been built. */
+  done: boolean;
   closed: boolean;
   /** Send times of the token chunks, epoch ms. */
   times: number[];
@@ -30,11 +33,12 @@ export interface NullStream {
 
 /** The null server's counters and finished streams (mutated by the streamer). */
 export interface NullState {
-  stats: { requests: number; tokenEvents: number };
+  /** Requests taken, token chunks written (both since start), streams open now and the most open at once. */
+  stats: { requests: number; tokenEvents: number; open: number; peakOpen: number };
   /** Send times (epoch ms) of finished streams by request id, until `GET /sent` takes them. */
   sent: Map<string, number[]>;
-  /** Lockstep tickers by step gap, ms. */
-  tickers: Map<number, Set<NullStream>>;
+  /** Lockstep tickers by step gap and phase, ms (`"<gap>+<phase>"`). */
+  tickers: Map<string, Set<NullStream>>;
 }
 
 const usage = (k: number) => usageJson({ promptTokens: 8, completionTokens: k });
@@ -50,56 +54,58 @@ const tokenEvent = (s: NullStream, last: boolean, t: number) =>
     ),
   );
 
-function finish(state: NullState, s: NullStream): void {
-  s.res.end(sseData(usageChunkJson(s.head, usage(s.k))) + SSE_DONE);
-  state.sent.set(s.id, s.times);
-}
-
-/** Write the next token chunk of `s` (the role chunk first, with the first token). Returns false when done. */
-function step(state: NullState, s: NullStream): boolean {
-  if (s.closed) return false;
+/** The next token chunk of `s` (the role chunk first, with the first token), stamped and counted. */
+function nextEvent(state: NullState, s: NullStream): string {
   const t = epochNow(); // the send time, just before the write
   s.k++;
-  const last = s.k >= s.tokens || performance.now() >= s.deadline;
+  s.done = s.k >= s.tokens || performance.now() >= s.deadline;
   const role = s.k === 1 ? sseData(chunkJson('chat', s.head, { role: true }, { usage: usage(0) })) : '';
   s.times.push(t);
   state.stats.tokenEvents++;
-  s.res.write(role + tokenEvent(s, last, t));
-  if (last) {
-    finish(state, s);
-    return false;
-  }
-  return true;
+  return role + tokenEvent(s, s.done, t);
 }
 
-/** Lockstep ticker for one gap: every gap ms, one chunk for every stream on it. */
-function join(state: NullState, s: NullStream, gapMs: number): void {
-  let set = state.tickers.get(gapMs);
+/** Write the next `n` token chunks of `s` in one write (then the usage chunk and `[DONE]` if done). Returns false when done. */
+function step(state: NullState, s: NullStream, n = 1): boolean {
+  if (s.closed) return false;
+  let text = '';
+  for (let i = 0; i < n && !s.done; i++) text += nextEvent(state, s);
+  s.res.write(text);
+  if (!s.done) return true;
+  s.res.end(sseData(usageChunkJson(s.head, usage(s.k))) + SSE_DONE);
+  state.sent.set(s.id, s.times);
+  return false;
+}
+
+/** Lockstep ticker for one gap and phase: first step `phaseMs + gapMs` after it starts, then every gap ms. */
+function join(state: NullState, s: NullStream, gapMs: number, phaseMs: number): void {
+  const key = `${gapMs}+${phaseMs}`;
+  let set = state.tickers.get(key);
   if (set) {
     set.add(s);
     return;
   }
   set = new Set([s]);
-  state.tickers.set(gapMs, set);
+  state.tickers.set(key, set);
   const members = set;
-  const start = performance.now() + gapMs;
+  const start = performance.now() + phaseMs + gapMs;
   let n = 0;
   const tick = () => {
     for (const m of members) if (!step(state, m)) members.delete(m);
     if (members.size === 0) {
-      state.tickers.delete(gapMs);
+      state.tickers.delete(key);
       return;
     }
     n++;
     setTimeout(tick, Math.max(0, start + n * gapMs - performance.now()));
   };
-  setTimeout(tick, gapMs);
+  setTimeout(tick, phaseMs + gapMs);
 }
 
-/** Flat out: write as fast as the socket drains, yielding to other streams every 16 chunks. */
+/** Flat out: write as fast as the socket drains (`s.batch` chunks per write), yielding to other streams every 16 writes. */
 function pump(state: NullState, s: NullStream): void {
   for (let i = 0; i < 16; i++) {
-    if (!step(state, s)) return;
+    if (!step(state, s, s.batch)) return;
     if (s.res.writableNeedDrain) {
       s.res.once('drain', () => pump(state, s));
       return;
@@ -108,8 +114,12 @@ function pump(state: NullState, s: NullStream): void {
   setImmediate(() => pump(state, s));
 }
 
-/** Start writing `s`: on the lockstep ticker of `gapMs` (> 0), or flat out on the next turn (0). */
-export function startStream(state: NullState, s: NullStream, gapMs: number): void {
-  if (gapMs > 0) join(state, s, gapMs);
+/**
+ * Start writing `s`: on the lockstep ticker of `gapMs` (> 0) and `phaseMs`, or flat out (gap 0)
+ * after `phaseMs` (0 = on the next turn).
+ */
+export function startStream(state: NullState, s: NullStream, gapMs: number, phaseMs: number): void {
+  if (gapMs > 0) join(state, s, gapMs, phaseMs);
+  else if (phaseMs > 0) setTimeout(() => pump(state, s), phaseMs);
   else setImmediate(() => pump(state, s));
 }

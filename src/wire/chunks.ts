@@ -1,7 +1,7 @@
 /**
  * vLLM's wire shapes, written once: the streamed `chat.completion.chunk` / `text_completion`
  * chunk JSON, the usage object, the error bodies, and SSE framing. Every model-less
- * vLLM-shaped writer (the simulator, the null server, bench/sse-source.ts, the test helpers)
+ * vLLM-shaped writer (the simulator, the null server, the test helpers)
  * builds its bytes here, so they agree byte for byte.
  *
  * Field order and presence follow pydantic's `model_dump_json(exclude_unset=True)` of
