@@ -55,7 +55,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'enablePromptTokensDetails', cli: '--enable-prompt-tokens-details', type: 'bool', vllm: true, into: 'args', help: 'Report usage.prompt_tokens_details.cached_tokens (default off).' },
   { key: 'enableForceIncludeUsage', cli: '--enable-force-include-usage', type: 'bool', vllm: true, into: 'args', help: 'Send usage on every stream, continuously (default off).' },
   { key: 'swapSpace', cli: '--swap-space', type: 'number', min: 0, vllm: false, into: 'flags', help: 'GiB of CPU swap for --preemption-mode swap (V0 only; removed from vLLM in 2026-03).' },
-  { key: 'preemptionMode', cli: '--preemption-mode', type: 'enum', values: ['recompute', 'swap'], vllm: false, into: 'flags', help: 'recompute = vLLM V1 (default); swap = the V0 behaviour, for comparison.' },
+  { key: 'preemptionMode', cli: '--preemption-mode', type: 'enum', values: ['recompute', 'swap'], vllm: false, into: 'flags', help: 'recompute = vLLM V1 (default); swap = V0\'s --preemption-mode swap, for comparison.' },
   { key: 'seed', cli: '--seed', type: 'int', vllm: false, into: 'flags', help: 'Seed of the simulator\'s output lengths and text (default 0).' },
   { key: 'statsIntervalS', cli: '--stats-interval-s', type: 'number', min: 0, vllm: false, into: 'args', help: 'Seconds between "Engine 000:" stats lines (default 10; 0 = off).' },
   // Fault injection (src/sim/http/faults.ts). Fractions are of completion requests, seeded by --seed, together ≤ 1.

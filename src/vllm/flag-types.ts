@@ -21,9 +21,9 @@ export interface ServerFlags {
   enablePrefixCaching?: boolean;
   numGpuBlocksOverride?: number;
   blockSize?: number;
-  /** GiB of CPU swap space (simulator swap mode, V0 behaviour). */
+  /** GiB of CPU swap space (simulator swap mode, V0's `--swap-space`). */
   swapSpace?: number;
-  /** Simulator only: `swap` reproduces V0; vLLM V1 only recomputes. */
+  /** Simulator only: `swap` reproduces V0's `--preemption-mode swap`; vLLM V1 only recomputes. */
   preemptionMode?: 'recompute' | 'swap';
   seed?: number;
 }

@@ -41,7 +41,7 @@ function checkInt(name: string, v: number | undefined, min: number): void {
  *   does not fit in the KV cache (vLLM's startup check; skipped with numGpuBlocksOverride).
  * - num_gpu_blocks = floor((device·util − weights − activation reserve) / block bytes),
  *   block bytes = 2·L·n_kv·head_dim·2·block_size; or `numGpuBlocksOverride`.
- * - Swap mode (simulator only, V0 behaviour): numCpuBlocks = floor(swapSpace GiB / block bytes), swapSpace default 4.
+ * - Swap mode (simulator only, V0's `--preemption-mode swap`): numCpuBlocks = floor(swapSpace GiB / block bytes), swapSpace default 4.
  */
 export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAULT_PROFILE): EngineConfig {
   const maxPos = profile.model.maxPositionEmbeddings;

@@ -6,7 +6,7 @@
  * - Prefix caching: FULL blocks are keyed by a chained hash h(parent, token ids of the block),
  *   registered as soon as they are allocated for computation. Freed blocks keep their hash and go
  *   to the tail of an LRU free queue; allocation takes from the head and evicts that hash.
- * - Swap (V0 behaviour): a victim's blocks move to a CPU pool and come back later.
+ * - Swap (V0's swap preemption, used for n > 1 or `--preemption-mode swap`): a victim's blocks move to a CPU pool and come back later.
  * Every operation is O(blocks touched): the free queue is an intrusive doubly linked list.
  */
 import { chainBlockHash, type HashedSeq } from './block-hash';

@@ -20,7 +20,7 @@ export interface EngineConfig {
   enablePrefixCaching: boolean;
   blockSize: number;
   numGpuBlocks: number;
-  /** `recompute` is vLLM V1 (the only mode it has); `swap` is the V0 behaviour. */
+  /** `recompute` is vLLM V1 (the only mode it has); `swap` is V0's swap preemption (V0 used it for n > 1 or when `--preemption-mode swap` was set; single-sequence requests recomputed by default, `vllm/core/scheduler.py` `_preempt`). */
   preemptionMode: 'recompute' | 'swap';
   /** CPU swap space in blocks (swap mode only). */
   numCpuBlocks: number;
