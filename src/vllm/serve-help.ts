@@ -59,8 +59,10 @@ function run(exe: string, args: string[], o: ServeHelpOptions): Promise<Ran> {
       const e = err as NodeJS.ErrnoException & { killed?: boolean; signal?: string | null; code?: unknown };
       if (e.signal && !e.killed)
         return reject(new ServeHelpInterrupted(`\`${exe} ${args.join(' ')}\` was stopped by ${e.signal}`));
-      const why = e.killed ? `no answer within ${Math.round(timeout / 1000)} s` : (e.message.split('\n')[0] ?? 'failed');
-      resolve({ code: typeof e.code === 'number' ? e.code : -1, stdout, stderr, error: why });
+      if (e.killed) return resolve({ code: -1, stdout, stderr, error: `no answer within ${Math.round(timeout / 1000)} s` });
+      // A number: it ran and exited so (the caller quotes stderr); otherwise it did not run (e.g. ENOENT).
+      if (typeof e.code === 'number') return resolve({ code: e.code, stdout, stderr });
+      resolve({ code: -1, stdout, stderr, error: e.message.split('\n')[0] ?? 'failed' });
     });
   });
 }
