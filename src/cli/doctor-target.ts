@@ -9,6 +9,7 @@ import { httpGet, serverRoot } from '../client/http-get';
 import type { TargetMode } from '../lesson/open-target';
 import { parsePrometheus, type MetricFamily } from '../observe/prometheus';
 import { recordEffectiveConfig, type EffectiveConfig } from '../observe/effective-config';
+import { describeEngine, detectEngine } from '../observe/engine';
 import { which } from '../proc/which';
 import { startSim, type SimHandle } from '../sim/start';
 import type { Check, TargetInfo } from './doctor-check';
@@ -27,18 +28,9 @@ interface TargetFound {
   info: TargetInfo;
 }
 
-/** V1 or V0 from what the server exposes (vLLM only; the simulator follows V1). */
+/** V1 or V0 with the evidence in words, e.g. `V1 (metrics carry an engine label)` (decided by `src/observe/engine.ts`). */
 export function engineOf(families: readonly MetricFamily[], version: string | undefined, simulated: boolean): string {
-  if (simulated) return 'V1 (simulated)';
-  const names = new Set(families.map((f) => f.name));
-  // V0-only gauges (vllm/engine/metrics.py; gone in V1, docs/design/metrics.md).
-  if (names.has('vllm:num_requests_swapped') || names.has('vllm:cpu_cache_usage_perc')) return 'V0 (V0-only metrics present)';
-  // V1 labels every series with `engine` (vllm/v1/metrics/loggers.py).
-  if (families.some((f) => f.name.startsWith('vllm:') && f.samples.some((s) => 'engine' in s.labels)))
-    return 'V1 (metrics carry an engine label)';
-  const [major, minor] = (version ?? '').split('.').map(Number);
-  if (major === 0 && minor < 8) return 'V0 (vLLM < 0.8 has no V1 by default)';
-  return 'unknown (no telling metrics)';
+  return describeEngine(detectEngine(families, version, simulated));
 }
 
 /** Open (or, for `launched`, only look for) the target. `stop` stops a simulator it started. */

@@ -6,6 +6,7 @@
  * itself as LoadLab's simulator (`x-loadlab-sim` header, `loadlab_sim` fields, `loadlab:` metrics).
  */
 import { httpGet, serverRoot, type GetResult } from '../client/http-get';
+import { detectEngine, type ServerEngine } from './engine';
 import { parsePrometheus, type MetricFamily } from './prometheus';
 import { cacheConfigInfo, summarizeCacheConfig, type CacheConfigSummary } from './vllm-metrics';
 
@@ -30,6 +31,10 @@ export interface EffectiveConfig {
   reachable: boolean;
   /** `GET /version` → `version`, e.g. `0.11.0`. */
   version?: string;
+  /** vLLM's engine, V0 or V1, from `/metrics` and the version (`engine.ts`); `unknown` for a server that is not vLLM. */
+  engine: ServerEngine;
+  /** Why `engine` is what it is, e.g. `metrics carry an engine label`. */
+  engineEvidence: string;
   /** `GET /v1/models` cards (empty when it did not answer). */
   models: ModelCard[];
   /** Labels of `vllm:cache_config_info` as the server wrote them. */
@@ -108,6 +113,8 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
     cache: {},
     simulated: false,
     kind: 'other',
+    engine: 'unknown',
+    engineEvidence: 'not read',
     problems,
   };
 
@@ -146,5 +153,11 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
     families.some((f) => f.name.startsWith('loadlab:') || f.name.startsWith('loadlab_sim'));
   const vllmLike = families.some((f) => f.name.startsWith('vllm:')) || cards.some((c) => c.owned_by === 'vllm');
   out.kind = out.simulated ? 'sim' : vllmLike ? 'vllm' : 'other';
+  const found =
+    out.kind === 'other'
+      ? { engine: 'unknown' as const, evidence: 'not a vLLM server' }
+      : detectEngine(families, out.version, out.simulated);
+  out.engine = found.engine;
+  out.engineEvidence = found.evidence;
   return out;
 }

@@ -5,6 +5,7 @@
  * guesses "simulated" unless the server says so.
  */
 import { recordEffectiveConfig } from './effective-config';
+import type { ServerEngine } from './engine';
 
 /** What `probeTarget` found. Fields are absent when the server did not say. */
 export interface TargetProbe {
@@ -17,6 +18,10 @@ export interface TargetProbe {
   error?: string;
   /** `GET /version` → `version`. */
   serverVersion?: string;
+  /** vLLM's engine, V0 or V1 (`engine.ts`; the simulator follows V1); absent when nothing answered. */
+  engine?: ServerEngine;
+  /** Why `engine` is what it is, e.g. `metrics carry an engine label`. */
+  engineEvidence?: string;
   /** Served model ids (`GET /v1/models` → `data[].id`), when that endpoint answered. */
   models?: string[];
   /** The asked model when served, else the first served one. */
@@ -50,6 +55,8 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
   }
   const probe: TargetProbe = { kind: cfg.kind, simulated: cfg.simulated, reachable: true };
   if (cfg.version !== undefined) probe.serverVersion = cfg.version;
+  probe.engine = cfg.engine;
+  probe.engineEvidence = cfg.engineEvidence;
   if (cfg.models.length) {
     probe.models = cfg.models.map((c) => c.id);
     const card = cfg.models.find((c) => c.id === opts.model) ?? cfg.models[0];

@@ -20,6 +20,11 @@ export interface RunTarget {
   model: string;
   /** `/version` of the server, when known. */
   serverVersion?: string;
+  /**
+   * vLLM's engine generation, from `/metrics` and the version (`src/observe/engine.ts`): `V1` (the
+   * simulator follows V1), `V0`, or `unknown` (not vLLM, or nothing telling).
+   */
+  engine?: 'V0' | 'V1' | 'unknown';
   /** `max_model_len` from `/v1/models`, in tokens. */
   maxModelLen?: number;
   /** Labels of `vllm:cache_config_info` (block_size, num_gpu_blocks, enable_prefix_caching …). */

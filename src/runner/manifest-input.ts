@@ -36,6 +36,7 @@ export function loadManifestInput(p: LoadManifestParts): ManifestInput {
       simulated: probe.simulated,
       model: p.target.model,
       ...(probe.serverVersion !== undefined ? { serverVersion: probe.serverVersion } : {}),
+      ...(probe.engine !== undefined ? { engine: probe.engine } : {}),
       ...(probe.maxModelLen !== undefined ? { maxModelLen: probe.maxModelLen } : {}),
       ...(probe.cacheConfig !== undefined ? { cacheConfig: probe.cacheConfig } : {}),
       probe,

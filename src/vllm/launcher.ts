@@ -12,6 +12,8 @@ import { serveArgWarnings, toServeArgs } from './flags';
 import { httpGet } from '../client/http-get';
 import { diagnoseLaunchFailure } from './launch-diagnosis';
 import { LaunchError } from './launch-error';
+import { readServeHelp, ServeHelpInterrupted } from './serve-help';
+import { unknownFlags, unknownFlagsMessage } from './serve-help-check';
 import { openServerLog, spawnServer, waitUntil, type ServerLog, type ServerProcess } from './launch-process';
 import { checkPort, freePort } from '../proc/port';
 import { which } from '../proc/which';
@@ -45,6 +47,15 @@ export interface LaunchVllmOptions {
   healthPollMs?: number;
   /** Called with every log line. */
   onLog?: (line: string) => void;
+  /**
+   * Check every flag against the installed `vllm serve --help=all` before spawning (cached per
+   * `vllm --version`, see `serve-help.ts`); default true. A help that cannot be read is a note, not a refusal.
+   */
+  checkFlags?: boolean;
+  /** Timeout of each `vllm --version` / `vllm serve --help=all` run, ms; default 120 000. */
+  helpTimeoutMs?: number;
+  /** Folder of the parsed-help cache; default `<os tmpdir>/loadlab-vllm-help`. */
+  helpCacheDir?: string;
 }
 
 /** A running server started by `launchVllm`. */
@@ -57,6 +68,10 @@ export interface LaunchedVllm {
   pid: number;
   /** The full command line. */
   argv: string[];
+  /** `vllm --version` of the executable, when it answered. */
+  version?: string;
+  /** What the launch could not check, one sentence each (also printed with `console.warn`). */
+  notes: string[];
   /** Kills the whole process group (SIGTERM, then SIGKILL after the grace period) and waits until it is gone and the port is free. Idempotent. */
   stop(): Promise<void>;
   /** The last `n` log lines (default 40), joined with newlines. */
@@ -88,13 +103,44 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
     ...toServeArgs(options.flags ?? {}, { target: 'vllm' }),
     ...(options.extraArgs ?? []),
   ];
+  const help = await checkServeFlags(exe, argv.slice(3), options);
   // Flags that start but slow the lessons down, e.g. --quantization gptq (src/vllm/flags.ts).
   for (const w of serveArgWarnings(argv)) console.warn(`LoadLab: ${w}`);
   const log = openServerLog(argv, options.logFile, options.onLog);
   const proc = await spawnServer(argv, { host, port, graceMs, env: options.env }, log);
   const baseUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}`;
   await waitHealthy(proc, log, { baseUrl, model, port, timeoutMs, pollMs });
-  return { baseUrl, model: options.flags?.servedModelName ?? model, pid: proc.pid, argv, stop: proc.stop, logTail: log.logTail };
+  const served = options.flags?.servedModelName ?? model;
+  const version = help.version !== undefined ? { version: help.version } : {};
+  return { baseUrl, model: served, pid: proc.pid, argv, ...version, notes: help.notes, stop: proc.stop, logTail: log.logTail };
+}
+
+/**
+ * Refuse, before spawning, the flags of `args` that the installed `vllm serve --help=all` does not
+ * list (with the alternative when the flag is a retired one). A help that cannot be read becomes a
+ * note and the launch goes on; a help run stopped by a signal (a kernel interrupt) stops the launch.
+ */
+async function checkServeFlags(
+  exe: string,
+  args: string[],
+  o: LaunchVllmOptions,
+): Promise<{ version?: string; notes: string[] }> {
+  if (o.checkFlags === false) return { notes: [] };
+  let help: Awaited<ReturnType<typeof readServeHelp>>;
+  try {
+    help = await readServeHelp(exe, { timeoutMs: o.helpTimeoutMs, cacheDir: o.helpCacheDir, env: o.env });
+  } catch (err) {
+    if (err instanceof ServeHelpInterrupted)
+      throw new LaunchError(`${err.message} while checking the flags; nothing was started, run the cell again`, 'config');
+    throw err;
+  }
+  const notes = help.note ? [help.note] : [];
+  for (const n of notes) console.warn(`LoadLab: ${n}`);
+  const version = help.version !== undefined ? { version: help.version } : {};
+  if (!help.flags) return { ...version, notes };
+  const unknown = unknownFlags(args, help.flags);
+  if (unknown.length) throw new LaunchError(unknownFlagsMessage(unknown, help.version), 'bad_flag');
+  return { ...version, notes };
 }
 
 /** Check before spawning: the port, a local model path, the binary, and that the port is free. */
