@@ -36,6 +36,8 @@ export { parseServeArgs, toServeArgs, SERVE_FLAGS, DEFAULT_MODEL } from './vllm/
 export { compareFlags, serveLine, type FlagCheck, type ReportedConfig } from './vllm/flag-check';
 export { serverRoot, resolveApiKey } from './client/url';
 export { launchVllm, LaunchError, type LaunchVllmOptions, type LaunchedVllm } from './vllm/launcher';
+export { readServeHelp } from './vllm/serve-help';
+export { detectEngine, type ServerEngine } from './observe/engine';
 export { startSim, type SimHandle, type StartSimOptions } from './sim/start';
 export { faultArgs, FAULT_KINDS, type FaultKind } from './sim/http/faults';
 export { recordEffectiveConfig, type EffectiveConfig, type ModelCard } from './observe/effective-config';
