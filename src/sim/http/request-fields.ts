@@ -7,16 +7,9 @@
  * value nested 10,000 deep is refused, not a stack overflow.
  */
 import { ApiError } from './reply';
+import { pyFloat, validationError, vllmValidationError } from './vllm-errors';
 
-/** Pydantic-style 400 (`type` "Bad Request"), as vLLM's RequestValidationError handler answers. */
-export function validationError(loc: string, msg: string, param: string | null = null, kind = 'value_error'): ApiError {
-  return new ApiError(
-    400,
-    `1 validation error:\n  {'type': '${kind}', 'loc': ('body', '${loc}'), 'msg': '${msg}'}`,
-    'Bad Request',
-    param,
-  );
-}
+export { validationError } from './vllm-errors';
 
 /** A short, non-recursive description of a client value for messages (no JSON.stringify of deep input). */
 export function describe(v: unknown): string {
@@ -153,7 +146,8 @@ function stopList(v: unknown): string[] {
 
 /**
  * Validates n, temperature, top_p, stop and logprobs as vLLM does (`_verify_num_sequences`,
- * `_verify_args` in `vllm/sampling_params.py`; `check_logprobs` in the chat protocol; the
+ * `_verify_args` in `vllm/sampling_params.py`, whose `VLLMValidationError`s for temperature, top_p and
+ * logprobs carry the ` (parameter=…, value=…)` suffix, floats printed as Python does; `check_logprobs` in the chat protocol; the
  * max-logprobs check in `vllm/v1/engine/processor.py`); see each message for the rule.
  * Deviation: `logprobs: -1` (the whole vocabulary) is refused with a message of its own; vLLM
  * refuses it too with the default `--max-logprobs 20`, naming the vocabulary size.
@@ -171,14 +165,14 @@ export function samplingFields(api: 'chat' | 'completions', body: Record<string,
   }
   const t = laxFloat(body, 'temperature');
   if (t !== undefined && !Number.isFinite(t))
-    throw new ApiError(400, `temperature must be a finite number, got ${t}.`, 'BadRequestError', 'temperature');
+    throw vllmValidationError(`temperature must be a finite number, got ${pyFloat(t)}.`, 'temperature', pyFloat(t));
   if (t !== undefined && t < 0)
-    throw new ApiError(400, `temperature must be non-negative, got ${t}.`, 'BadRequestError', 'temperature');
+    throw vllmValidationError(`temperature must be non-negative, got ${pyFloat(t)}.`, 'temperature', pyFloat(t));
   if (t !== undefined && t > 2)
-    throw new ApiError(400, `temperature must be in [0, 2], got ${t}.`, 'BadRequestError', 'temperature');
+    throw vllmValidationError(`temperature must be in [0, 2], got ${pyFloat(t)}.`, 'temperature', pyFloat(t));
   const p = laxFloat(body, 'top_p');
   if (p !== undefined && !(p > 0 && p <= 1))
-    throw new ApiError(400, `top_p must be in (0, 1], got ${p}.`, 'BadRequestError', 'top_p');
+    throw vllmValidationError(`top_p must be in (0, 1], got ${pyFloat(p)}.`, 'top_p', pyFloat(p));
   const stop = stopList(body.stop);
   let logprobs: number | undefined;
   if (api === 'chat') {
@@ -195,7 +189,7 @@ export function samplingFields(api: 'chat' | 'completions', body: Record<string,
   } else {
     logprobs = laxInt(body, 'logprobs');
     if (logprobs !== undefined && logprobs < 0 && logprobs !== -1)
-      throw new ApiError(400, `logprobs must be non-negative or -1, got ${logprobs}.`, 'BadRequestError', 'logprobs');
+      throw vllmValidationError(`logprobs must be non-negative or -1, got ${logprobs}.`, 'logprobs', logprobs);
   }
   if (logprobs !== undefined && logprobs > MAX_LOGPROBS) {
     throw new ApiError(
