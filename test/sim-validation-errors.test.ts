@@ -94,9 +94,9 @@ describe('prompt_tokens_details with --enable-prompt-tokens-details', () => {
   const prompt = Array.from({ length: 64 }, (_, i) => 1000 + i);
 
   it('is null on a miss, {"cached_tokens": N} once the prompt is cached', async () => {
-    const first = await (await post('/v1/completions', { prompt, max_tokens: 2 })).json();
+    const first: any = await (await post('/v1/completions', { prompt, max_tokens: 2 })).json();
     expect(first.usage).toHaveProperty('prompt_tokens_details', null);
-    const again = await (await post('/v1/completions', { prompt, max_tokens: 2 })).json();
+    const again: any = await (await post('/v1/completions', { prompt, max_tokens: 2 })).json();
     const cached = again.usage.prompt_tokens_details?.cached_tokens;
     expect(cached).toBeGreaterThan(0);
     expect(cached).toBeLessThanOrEqual(64);
