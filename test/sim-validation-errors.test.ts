@@ -120,3 +120,19 @@ describe('prompt_tokens_details with --enable-prompt-tokens-details', () => {
     expect(usage).not.toHaveProperty('prompt_tokens_details');
   });
 });
+
+describe('the field a chat request named', () => {
+  it('max_completion_tokens above max_model_len is named as sent', async () => {
+    const r = await post('/v1/chat/completions', { messages: HI, max_completion_tokens: 5000 });
+    expect(r.status).toBe(400);
+    expect((await r.json()) as unknown).toEqual({
+      error: {
+        message:
+          'max_completion_tokens=5000 cannot be greater than max_model_len=max_total_tokens=4096. Please request fewer output tokens. (parameter=max_completion_tokens, value=5000)',
+        type: 'BadRequestError',
+        param: 'max_completion_tokens',
+        code: 400,
+      },
+    });
+  });
+});

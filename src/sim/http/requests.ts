@@ -133,9 +133,11 @@ function promptOf(
 
 /**
  * `max_tokens` as the context-length check counts it: what the body asks for; absent, the field's
- * default: 16 for completions (`CompletionRequest.max_tokens = 16`, `vllm/entrypoints/openai/completion/protocol.py`),
- * none for chat (`ChatCompletionRequest.max_tokens`/`max_completion_tokens` default None, counted as 0 by
- * `TokenizeParams.max_output_tokens`, `vllm/renderers/params.py`). An explicit null is None: 0.
+ * default: 16 for completions (`CompletionRequest.max_tokens = 16`; `build_tok_params` counts
+ * `self.max_tokens or 0`, `vllm/entrypoints/openai/completion/protocol.py`),
+ * none for chat (`max_completion_tokens` else `max_tokens`, both default None: `max_output_tokens or 0`
+ * in `build_tok_params`, `vllm/entrypoints/openai/chat_completion/protocol.py`, which also names the field
+ * it took in the max_model_len message). An explicit null is None: 0.
  */
 export function checkedOutput(api: 'chat' | 'completions', body: Record<string, unknown>, requested?: number): number {
   if (requested !== undefined) return requested;
@@ -164,7 +166,7 @@ function outputCaps(
   }
   if (requested !== undefined && requested > maxModelLen) {
     throw vllmValidationError(
-      `max_tokens=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`,
+      `${param}=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`,
       param,
       requested,
     );
