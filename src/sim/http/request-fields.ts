@@ -154,13 +154,12 @@ function stopList(v: unknown): string[] {
  */
 export function samplingFields(api: 'chat' | 'completions', body: Record<string, unknown>): SamplingFields {
   const n = laxInt(body, 'n') ?? 1;
-  if (n < 1) throw new ApiError(400, `n must be at least 1, got ${n}.`, 'BadRequestError', 'n');
+  // `_verify_num_sequences` raises VLLMValidationErrors without a parameter: param null, no suffix.
+  if (n < 1) throw vllmValidationError(`n must be at least 1, got ${n}.`, null);
   if (n > MAX_N_SEQUENCES) {
-    throw new ApiError(
-      400,
+    throw vllmValidationError(
       `n must be at most ${MAX_N_SEQUENCES}, got ${n}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.`,
-      'BadRequestError',
-      'n',
+      null,
     );
   }
   const t = laxFloat(body, 'temperature');
