@@ -85,6 +85,13 @@ describe("vLLM's error bodies, byte for byte", () => {
     await expectFixture(post('/v1/chat/completions', { max_tokens: 5, stream: false }), 'chat-missing-messages.txt');
   });
 
+  it("stream_options without stream: a model validator's VLLMValidationError inside a pydantic error", async () => {
+    await expectFixture(
+      post('/v1/completions', { prompt: 'hi', stream_options: { include_usage: true } }),
+      'stream-options-without-stream.txt',
+    );
+  });
+
   it("an unknown route is FastAPI's default 404", async () => {
     await expectFixture(fetch(`${sim.baseUrl}/v2/nothing`), 'unknown-route.txt');
   });

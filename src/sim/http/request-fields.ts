@@ -7,7 +7,7 @@
  * value nested 10,000 deep is refused, not a stack overflow.
  */
 import { ApiError } from './reply';
-import { pyFloat, validationError, vllmValidationError } from './vllm-errors';
+import { modelValidatorError, pyFloat, validationError, vllmValidationError } from './vllm-errors';
 
 export { validationError } from './vllm-errors';
 
@@ -87,11 +87,8 @@ export interface StreamFields {
 export function streamFields(body: Record<string, unknown>, force = false): StreamFields {
   const so = body.stream_options;
   if (pyTruthy(so) && !pyTruthy(body.stream)) {
-    throw validationError(
-      'stream_options',
-      'Value error, Stream options can only be defined when `stream=True`.',
-      'stream_options',
-    );
+    // `validate_stream_options` (vllm/entrypoints/openai/*/protocol.py) raises VLLMValidationError(parameter="stream_options").
+    throw modelValidatorError('Stream options can only be defined when `stream=True`.', 'stream_options', body);
   }
   const stream = laxBool(body.stream, 'stream') ?? false;
   let includeUsage = false;

@@ -65,10 +65,25 @@ export function pyRepr(v: unknown, depth = 0): string {
  * (e.g. `pyFloat(3)` for a float field); left out of the suffix when undefined, as vLLM does for None.
  */
 export function vllmValidationError(msg: string, param: string | null, value?: string | number): ApiError {
+  return new ApiError(400, vllmValidationText(msg, param, value), 'BadRequestError', param);
+}
+
+/** `str(VLLMValidationError(msg, parameter=param, value=value))`. */
+export function vllmValidationText(msg: string, param: string | null, value?: string | number): string {
   const extras: string[] = [];
   if (param !== null) extras.push(`parameter=${param}`);
   if (value !== undefined) extras.push(`value=${value}`);
-  return new ApiError(400, extras.length ? `${msg} (${extras.join(', ')})` : msg, 'BadRequestError', param);
+  return extras.length ? `${msg} (${extras.join(', ')})` : msg;
+}
+
+/**
+ * A `VLLMValidationError` raised inside a pydantic `mode="before"` model validator: pydantic wraps it
+ * as a `value_error` at `('body',)` with msg `Value error, <str(exc)>`, the body as input and the
+ * exception in ctx; vLLM's handler takes `param` from it (server_utils.py `validation_exception_handler`).
+ */
+export function modelValidatorError(msg: string, param: string, body: Record<string, unknown>): ApiError {
+  const text = `Value error, ${vllmValidationText(msg, param)}`;
+  return validationError('', text, param, { input: body, ctx: `{'error': VLLMValidationError(${pyStr(msg)})}` });
 }
 
 /** Options of one pydantic-style error. */
@@ -77,11 +92,14 @@ export interface ValidationErrorOptions {
   kind?: string;
   /** The error's `input` (pydantic prints the value it checked; for `missing`, the whole body). */
   input?: unknown;
+  /** The error's `ctx`, already a Python repr, e.g. `{'error': VLLMValidationError('…')}`. */
+  ctx?: string;
 }
 
 /**
  * A FastAPI `RequestValidationError` as vLLM answers it (see the file comment): `loc` is the body
- * field, `param` what vLLM reports (null for plain pydantic errors).
+ * field ('' for a model-level validator: `('body',)`), `param` what vLLM reports (null for plain
+ * pydantic errors).
  */
 export function validationError(
   loc: string,
@@ -91,6 +109,8 @@ export function validationError(
 ): ApiError {
   const o = typeof opts === 'string' ? { kind: opts } : opts;
   const input = 'input' in o ? `, 'input': ${pyRepr(o.input)}` : '';
-  const err = `{'type': ${pyStr(o.kind ?? 'value_error')}, 'loc': ('body', ${pyStr(loc)}), 'msg': ${pyStr(msg)}${input}}`;
+  const ctx = o.ctx === undefined ? '' : `, 'ctx': ${o.ctx}`;
+  const where = loc === '' ? "('body',)" : `('body', ${pyStr(loc)})`;
+  const err = `{'type': ${pyStr(o.kind ?? 'value_error')}, 'loc': ${where}, 'msg': ${pyStr(msg)}${input}${ctx}}`;
   return new ApiError(400, `1 validation error:\n  ${err} [${err}]`, 'Bad Request', param);
 }
