@@ -207,10 +207,12 @@ describe('requests vLLM treats differently (the table)', () => {
   });
 
   it('out-of-range temperature / top_p are 400s; in-range ones are accepted', async () => {
-    expect(await expect400(chat({ temperature: -5 }))).toBe('temperature must be non-negative, got -5.');
+    expect(await expect400(chat({ temperature: -5 }))).toBe(
+      'temperature must be non-negative, got -5.0. (parameter=temperature, value=-5.0)',
+    );
     expect(await expect400(chat({ temperature: 3 }))).toMatch(/temperature must be in \[0, 2\]/);
     await expect400(chat({ temperature: 'hot' }));
-    expect(await expect400(chat({ top_p: 7 }))).toBe('top_p must be in (0, 1], got 7.');
+    expect(await expect400(chat({ top_p: 7 }))).toBe('top_p must be in (0, 1], got 7.0. (parameter=top_p, value=7.0)');
     await expect400(chat({ top_p: 0 }));
     await ok(chat({ temperature: 0.7, top_p: '0.9' }));
   });

@@ -9,6 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { ApiError } from './reply';
 import { validationError } from './requests';
+import { pyStr } from './vllm-errors';
 import { JsonSyntaxError } from './tokenize-pool';
 
 /** Largest body accepted, bytes (64 MiB). */
@@ -60,12 +61,10 @@ export function cutChars(body: object): number {
   return cutOf.get(body) ?? 0;
 }
 
+/** FastAPI's `json_invalid` error, worded as vLLM's validation handler sends it (vllm-errors.ts). */
 function jsonInvalid(message: string): ApiError {
-  return new ApiError(
-    400,
-    `1 validation error:\n  {'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': '${message.replace(/'/g, '"')}'}}`,
-    'Bad Request',
-  );
+  const err = `{'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': ${pyStr(message)}}}`;
+  return new ApiError(400, `1 validation error:\n  ${err} [${err}]`, 'Bad Request');
 }
 
 /**

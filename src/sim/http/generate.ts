@@ -37,7 +37,9 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   let started = false;
   let cached = 0;
   let finished = false;
-  const cachedOrNot = () => (s.promptTokensDetails ? cached : undefined);
+  // Only a truthy cached count is reported (`if self.enable_prompt_tokens_details and num_cached_tokens:`,
+  // vllm/entrypoints/openai/chat_completion/serving.py and completion/serving.py); else null / no key.
+  const cachedOrNot = () => (s.promptTokensDetails && cached > 0 ? cached : undefined);
   const lp = (c: Choice, ids: number[], offset: number) =>
     req.logprobs === undefined
       ? undefined

@@ -4,9 +4,10 @@
  * in characters already proves it too long for `max_model_len` is refused before any
  * tokenizing, and a prompt too long to serve is never cached.
  */
-import { ApiError } from './reply';
+import type { ApiError } from './reply';
 import { TokenizePool } from './tokenize-pool';
 import { renderChat, type ChatMessageIn, type SimTokenizer } from './tokens';
+import { vllmValidationError } from './vllm-errors';
 
 /** Prompts up to this many characters are encoded on the event loop (a few ms at worst). */
 export const INLINE_PROMPT_CHARS = 256;
@@ -33,11 +34,10 @@ export function minPromptTokens(chars: number, maxTokenChars: number): number {
  * `_validate_input`); the simulator reports the lower bound and says "at least" (a named deviation).
  */
 export function contextLengthError(least: number, maxOut: number, maxModelLen: number): ApiError {
-  return new ApiError(
-    400,
+  return vllmValidationError(
     `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains at least ${least} input tokens, for a total of at least ${least + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
-    'BadRequestError',
     'input_tokens',
+    least,
   );
 }
 
@@ -64,9 +64,14 @@ export function promptOf(api: 'chat' | 'completions', body: Record<string, unkno
   return Array.isArray(p) && p.length === 1 && typeof p[0] === 'string' ? p[0] : undefined;
 }
 
-/** The output tokens a body asks for (`max_completion_tokens`, else `max_tokens`), 0 when unset or not an integer ≥ 0. */
+/**
+ * The output tokens a body asks for (`max_completion_tokens`, else `max_tokens`); unset, the default
+ * the context-length check counts (16 for completions, 0 for chat: `checkedOutput` in requests.ts);
+ * 0 when not an integer ≥ 0.
+ */
 export function requestedOutput(api: 'chat' | 'completions', body: Record<string, unknown>): number {
   const v = api === 'chat' && body.max_completion_tokens != null ? body.max_completion_tokens : body.max_tokens;
+  if (v === undefined && api === 'completions') return 16;
   return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 0;
 }
 

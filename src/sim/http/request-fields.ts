@@ -7,16 +7,9 @@
  * value nested 10,000 deep is refused, not a stack overflow.
  */
 import { ApiError } from './reply';
+import { modelValidatorError, pyFloat, validationError, vllmValidationError } from './vllm-errors';
 
-/** Pydantic-style 400 (`type` "Bad Request"), as vLLM's RequestValidationError handler answers. */
-export function validationError(loc: string, msg: string, param: string | null = null, kind = 'value_error'): ApiError {
-  return new ApiError(
-    400,
-    `1 validation error:\n  {'type': '${kind}', 'loc': ('body', '${loc}'), 'msg': '${msg}'}`,
-    'Bad Request',
-    param,
-  );
-}
+export { validationError } from './vllm-errors';
 
 /** A short, non-recursive description of a client value for messages (no JSON.stringify of deep input). */
 export function describe(v: unknown): string {
@@ -94,11 +87,8 @@ export interface StreamFields {
 export function streamFields(body: Record<string, unknown>, force = false): StreamFields {
   const so = body.stream_options;
   if (pyTruthy(so) && !pyTruthy(body.stream)) {
-    throw validationError(
-      'stream_options',
-      'Value error, Stream options can only be defined when `stream=True`.',
-      'stream_options',
-    );
+    // `validate_stream_options` (vllm/entrypoints/openai/*/protocol.py) raises VLLMValidationError(parameter="stream_options").
+    throw modelValidatorError('Stream options can only be defined when `stream=True`.', 'stream_options', body);
   }
   const stream = laxBool(body.stream, 'stream') ?? false;
   let includeUsage = false;
@@ -153,32 +143,32 @@ function stopList(v: unknown): string[] {
 
 /**
  * Validates n, temperature, top_p, stop and logprobs as vLLM does (`_verify_num_sequences`,
- * `_verify_args` in `vllm/sampling_params.py`; `check_logprobs` in the chat protocol; the
+ * `_verify_args` in `vllm/sampling_params.py`, whose `VLLMValidationError`s for temperature, top_p and
+ * logprobs carry the ` (parameter=…, value=…)` suffix, floats printed as Python does; `check_logprobs` in the chat protocol; the
  * max-logprobs check in `vllm/v1/engine/processor.py`); see each message for the rule.
  * Deviation: `logprobs: -1` (the whole vocabulary) is refused with a message of its own; vLLM
  * refuses it too with the default `--max-logprobs 20`, naming the vocabulary size.
  */
 export function samplingFields(api: 'chat' | 'completions', body: Record<string, unknown>): SamplingFields {
   const n = laxInt(body, 'n') ?? 1;
-  if (n < 1) throw new ApiError(400, `n must be at least 1, got ${n}.`, 'BadRequestError', 'n');
+  // `_verify_num_sequences` raises VLLMValidationErrors without a parameter: param null, no suffix.
+  if (n < 1) throw vllmValidationError(`n must be at least 1, got ${n}.`, null);
   if (n > MAX_N_SEQUENCES) {
-    throw new ApiError(
-      400,
+    throw vllmValidationError(
       `n must be at most ${MAX_N_SEQUENCES}, got ${n}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.`,
-      'BadRequestError',
-      'n',
+      null,
     );
   }
   const t = laxFloat(body, 'temperature');
   if (t !== undefined && !Number.isFinite(t))
-    throw new ApiError(400, `temperature must be a finite number, got ${t}.`, 'BadRequestError', 'temperature');
+    throw vllmValidationError(`temperature must be a finite number, got ${pyFloat(t)}.`, 'temperature', pyFloat(t));
   if (t !== undefined && t < 0)
-    throw new ApiError(400, `temperature must be non-negative, got ${t}.`, 'BadRequestError', 'temperature');
+    throw vllmValidationError(`temperature must be non-negative, got ${pyFloat(t)}.`, 'temperature', pyFloat(t));
   if (t !== undefined && t > 2)
-    throw new ApiError(400, `temperature must be in [0, 2], got ${t}.`, 'BadRequestError', 'temperature');
+    throw vllmValidationError(`temperature must be in [0, 2], got ${pyFloat(t)}.`, 'temperature', pyFloat(t));
   const p = laxFloat(body, 'top_p');
   if (p !== undefined && !(p > 0 && p <= 1))
-    throw new ApiError(400, `top_p must be in (0, 1], got ${p}.`, 'BadRequestError', 'top_p');
+    throw vllmValidationError(`top_p must be in (0, 1], got ${pyFloat(p)}.`, 'top_p', pyFloat(p));
   const stop = stopList(body.stop);
   let logprobs: number | undefined;
   if (api === 'chat') {
@@ -195,7 +185,7 @@ export function samplingFields(api: 'chat' | 'completions', body: Record<string,
   } else {
     logprobs = laxInt(body, 'logprobs');
     if (logprobs !== undefined && logprobs < 0 && logprobs !== -1)
-      throw new ApiError(400, `logprobs must be non-negative or -1, got ${logprobs}.`, 'BadRequestError', 'logprobs');
+      throw vllmValidationError(`logprobs must be non-negative or -1, got ${logprobs}.`, 'logprobs', logprobs);
   }
   if (logprobs !== undefined && logprobs > MAX_LOGPROBS) {
     throw new ApiError(

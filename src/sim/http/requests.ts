@@ -8,6 +8,7 @@
 import { checkMessages, checkTools } from './chat-fields';
 import { ApiError } from './reply';
 import { laxBool, laxInt, modelName, samplingFields, streamFields, validationError } from './request-fields';
+import { vllmValidationError } from './vllm-errors';
 import { contentText, detectLanguage, type SimTokenizer, type TextLang } from './tokens';
 
 export { validationError } from './request-fields';
@@ -105,6 +106,8 @@ function promptOf(
   tok: SimTokenizer,
 ): { promptTokenIds: number[]; lang: TextLang } {
   if (api === 'chat') {
+    // pydantic's `missing` error for the required `messages` field; its input is the whole body.
+    if (body.messages === undefined) throw validationError('messages', 'Field required', null, { kind: 'missing', input: body });
     const messages = checkMessages(body.messages);
     const promptTokenIds = tok.encodeChat(messages);
     const lastUser = [...messages].reverse().find((m) => m.role === 'user');
@@ -129,9 +132,23 @@ function promptOf(
 }
 
 /**
+ * `max_tokens` as the context-length check counts it: what the body asks for; absent, the field's
+ * default: 16 for completions (`CompletionRequest.max_tokens = 16`; `build_tok_params` counts
+ * `self.max_tokens or 0`, `vllm/entrypoints/openai/completion/protocol.py`),
+ * none for chat (`max_completion_tokens` else `max_tokens`, both default None: `max_output_tokens or 0`
+ * in `build_tok_params`, `vllm/entrypoints/openai/chat_completion/protocol.py`, which also names the field
+ * it took in the max_model_len message). An explicit null is None: 0.
+ */
+export function checkedOutput(api: 'chat' | 'completions', body: Record<string, unknown>, requested?: number): number {
+  if (requested !== undefined) return requested;
+  return api === 'completions' && body.max_tokens === undefined ? 16 : 0;
+}
+
+/**
  * The output cap (`max_completion_tokens` > `max_tokens` > default: the rest of the context for
- * chat, 16 for completions, never above `maxModelLen − n`) and `min_tokens`, with vLLM's
- * context-length 400s. `n` is the prompt's length in tokens.
+ * chat, 16 for completions, never above `maxModelLen − n`; `get_max_tokens`, `vllm/entrypoints/utils.py`)
+ * and `min_tokens`, with vLLM's context-length 400s (`VLLMValidationError`s with the
+ * ` (parameter=…, value=…)` suffix). `n` is the prompt's length in tokens.
  */
 function outputCaps(
   api: 'chat' | 'completions',
@@ -143,23 +160,23 @@ function outputCaps(
   const mt = laxInt(body, 'max_tokens');
   const requested = mct ?? mt;
   const param = mct !== undefined ? 'max_completion_tokens' : 'max_tokens';
-  if (requested !== undefined && requested < 1)
-    throw new ApiError(400, `${param} must be at least 1, got ${requested}.`, 'BadRequestError', param);
+  if (requested !== undefined && requested < 1) {
+    // SamplingParams._verify_args (vllm/sampling_params.py) names its own field, max_tokens.
+    throw vllmValidationError(`max_tokens must be at least 1, got ${requested}.`, 'max_tokens', requested);
+  }
   if (requested !== undefined && requested > maxModelLen) {
-    throw new ApiError(
-      400,
-      `max_tokens=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`,
-      'BadRequestError',
+    throw vllmValidationError(
+      `${param}=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`,
       param,
+      requested,
     );
   }
-  const maxOut = requested ?? 0;
+  const maxOut = checkedOutput(api, body, requested);
   if (n > maxModelLen - maxOut) {
-    throw new ApiError(
-      400,
+    throw vllmValidationError(
       `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains ${n} input tokens, for a total of ${n + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
-      'BadRequestError',
       'input_tokens',
+      n,
     );
   }
   if (n >= maxModelLen) {
@@ -172,15 +189,9 @@ function outputCaps(
   const defaultMax = api === 'chat' ? maxModelLen - n : 16;
   const maxTokens = Math.min(requested ?? defaultMax, maxModelLen - n);
   const minTokens = laxInt(body, 'min_tokens') ?? 0;
-  if (minTokens < 0)
-    throw new ApiError(400, `min_tokens must be greater than or equal to 0, got ${minTokens}.`, 'BadRequestError', 'min_tokens');
-  if (minTokens > maxTokens) {
-    throw new ApiError(
-      400,
-      `min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`,
-      'BadRequestError',
-      'min_tokens',
-    );
-  }
+  // Both are VLLMValidationErrors without a parameter (vllm/sampling_params.py _verify_args): param null, no suffix.
+  if (minTokens < 0) throw vllmValidationError(`min_tokens must be greater than or equal to 0, got ${minTokens}.`, null);
+  if (minTokens > maxTokens)
+    throw vllmValidationError(`min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`, null);
   return { maxTokens, minTokens };
 }

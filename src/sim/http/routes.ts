@@ -1,7 +1,7 @@
 /**
  * The simulated vLLM's routes (served by `http.ts`): the OpenAI completions, `/v1/models`,
  * `/health`, `/version`, `/metrics`, `/tokenize`, `/detokenize`, with vLLM's shapes and error
- * bodies; a known path with another method is a 405 naming the allowed ones, anything else a 404.
+ * bodies; a known path with another method is a 405 naming the allowed ones, anything else FastAPI's 404.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -10,7 +10,7 @@ import { checkMessages } from './chat-fields';
 import { runGeneration, type GenServer } from './generate';
 import { MethodNotAllowed } from './method-not-allowed';
 import { type OffLoopTokenizer, promptOf, requestedOutput } from './prompt-tokens';
-import { ApiError, type Reply, type RequestInfo } from './reply';
+import type { Reply, RequestInfo } from './reply';
 import { checkModel, parseGenRequest, type RequestRules, validationError } from './requests';
 import { renderChat, type SimTokenizer } from './tokens';
 
@@ -164,6 +164,9 @@ export async function route(
   } else if (path === '/tokenize' || path === '/detokenize') {
     throw new MethodNotAllowed(['POST']);
   } else {
-    throw new ApiError(404, 'Not Found', 'Not Found');
+    // Starlette's router raises its own HTTPException(404); vLLM's handler is registered for FastAPI's
+    // subclass (`from fastapi import HTTPException`, vllm/entrypoints/openai/server_utils.py), so FastAPI's
+    // default handler answers (`fastapi/exception_handlers.py` http_exception_handler): {"detail":"Not Found"}.
+    reply.json(404, { detail: 'Not Found' });
   }
 }
