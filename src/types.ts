@@ -204,6 +204,8 @@ export interface MetricsSample {
   running?: number;
   /** `vllm:num_requests_waiting` */
   waiting?: number;
+  /** V0 only: `vllm:num_requests_swapped` (requests preempted to CPU swap; V1 has no swap) */
+  swapped?: number;
   /** `vllm:kv_cache_usage_perc` (0..1) */
   kvUsage?: number;
   /** `vllm:num_preemptions_total` (cumulative) */

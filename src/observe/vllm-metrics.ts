@@ -2,7 +2,8 @@
  * vLLM's `/metrics` mapped onto LoadLab's `MetricsSample`. Reads vLLM V1's current series and,
  * when those are missing, the names older versions export (renamed in 0.9, removed in 0.12):
  * `vllm:gpu_cache_usage_perc` → `kvUsage`, `vllm:gpu_prefix_cache_{queries,hits}_total` →
- * `prefix{Queries,Hits}Total` (both count tokens). With data parallelism every series carries an
+ * `prefix{Queries,Hits}Total` (both count tokens), and V0's `vllm:num_requests_swapped` → `swapped`
+ * (V0 `Metrics`, vllm/engine/metrics.py; V0 had no prefix-cache counters). With data parallelism every series carries an
  * `engine` label; counts and counters are summed over engines, KV usage is averaged weighted by
  * each engine's `num_gpu_blocks`.
  */
@@ -17,6 +18,8 @@ export type VllmField = Exclude<keyof MetricsSample, 'tMs' | 'simLatenessMs'>;
 export const VLLM_SERIES: Readonly<Record<VllmField, readonly string[]>> = {
   running: ['vllm:num_requests_running'],
   waiting: ['vllm:num_requests_waiting'],
+  // V0 only (`Metrics.gauge_scheduler_swapped`, vllm/engine/metrics.py); V1 never swaps.
+  swapped: ['vllm:num_requests_swapped'],
   kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'],
   preemptionsTotal: ['vllm:num_preemptions_total'],
   promptTokensTotal: ['vllm:prompt_tokens_total'],
