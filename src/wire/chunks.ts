@@ -9,8 +9,8 @@
  * (`vllm/entrypoints/openai/chat_completion/protocol.py`, `completion/protocol.py`; the
  * serving code in `chat_completion/serving.py` / `completion/serving.py` decides which fields
  * are set): compact JSON, `"usage"` before `"prompt_token_ids"`, `"stop_reason"` only on the
- * finishing chat chunk, `"usage":null` on completions chunks of builds before 2026-04
- * (see docs in /work/shared/reference/vllm-surface.md §1). Error events mid-stream are
+ * finishing chat chunk, `"usage":null` on completions chunks of builds before 2026-04.
+ * Error events mid-stream are
  * Python `json.dumps` (spaces after `:` and `,`, non-ASCII escaped).
  */
 
