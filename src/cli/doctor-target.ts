@@ -5,9 +5,9 @@
  * `doctor-max-model-len.ts`); the GPU through `nvidia-smi` and whether port 8000 is already
  * taken (in `doctor-gpu.ts`). The split-out checks are re-exported here. None throws.
  */
-import { httpGet, serverRoot } from '../client/http-get';
+import { serverRoot } from '../client/http-get';
 import type { TargetMode } from '../lesson/open-target';
-import { parsePrometheus, type MetricFamily } from '../observe/prometheus';
+import type { MetricFamily } from '../observe/prometheus';
 import { recordEffectiveConfig, type EffectiveConfig } from '../observe/effective-config';
 import { describeEngine, detectEngine } from '../observe/engine';
 import { which } from '../proc/which';
@@ -117,7 +117,7 @@ async function describeTarget(
       },
     };
   }
-  const info = await targetInfo(mode, baseUrl, cfg, apiKey, env);
+  const info = targetInfo(mode, baseUrl, cfg, apiKey, env);
   const what = mode === 'sim' ? 'simulator started' : `${baseUrl} answers`;
   return {
     info,
@@ -130,27 +130,21 @@ async function describeTarget(
   };
 }
 
-/** What an answering target is: version, engine (V1/V0 from its /metrics), the model card in use and its max_model_len. */
-async function targetInfo(
+/** What an answering target is: version, engine (V1/V0, from the effective config), the model card in use and its max_model_len. */
+function targetInfo(
   mode: TargetMode,
   baseUrl: string,
   cfg: EffectiveConfig,
   apiKey: string | undefined,
   env: NodeJS.ProcessEnv,
-): Promise<TargetInfo> {
-  const met = await httpGet(`${baseUrl}/metrics`, { timeoutMs: 5000, ...(apiKey ? { apiKey } : {}) }).catch(() => undefined);
-  let families: MetricFamily[] = [];
-  try {
-    families = met?.status === 200 ? parsePrometheus(met.text) : [];
-  } catch {
-    /* engine stays unknown */
-  }
+): TargetInfo {
   const card = cfg.models.find((m) => m.id === env.LOADLAB_MODEL) ?? cfg.models[0];
   return {
     mode,
     baseUrl,
     simulated: cfg.simulated,
-    engine: engineOf(families, cfg.version, cfg.simulated),
+    // The effective config already read /metrics and decided the engine (observe/engine.ts); no second scrape.
+    engine: describeEngine({ engine: cfg.engine, evidence: cfg.engineEvidence }),
     ...(cfg.version ? { version: cfg.version } : {}),
     ...(card ? { model: card.id } : {}),
     ...(card?.maxModelLen ? { maxModelLen: card.maxModelLen } : {}),
