@@ -86,11 +86,17 @@ export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOut
     if (!reason) s.engine.abort(c.engineId);
     reason = 'stop';
   }
-  const hold = reason || req.stop.length === 0 ? 0 : Math.max(...req.stop.map((x) => x.length)) - 1;
-  const upTo = Math.max(c.sent, c.text.length - hold);
   const offset = c.sent;
-  const added = c.text.slice(c.sent, upTo);
-  c.sent = upTo;
+  let added = step.text;
+  if (req.stop.length === 0) {
+    // No stop strings: nothing is held back, so the new text is this step's text (no slice of the growing text).
+    c.sent = c.text.length;
+  } else {
+    const hold = reason ? 0 : Math.max(...req.stop.map((x) => x.length)) - 1;
+    const upTo = Math.max(c.sent, c.text.length - hold);
+    added = c.text.slice(c.sent, upTo);
+    c.sent = upTo;
+  }
   c.ids.push(...step.ids);
   c.outputTokens = out.outputTokens;
   return { added, reason, ids: step.ids, offset };
