@@ -11,7 +11,8 @@ import { realClock } from './engine/clock';
 import { kvCacheTokens, maxConcurrency, resolveEngineConfig, V1_DEFAULTS } from './engine/config';
 import { createEngine } from './engine/engine';
 import { createFaults, describeFaults, type Faults } from './http/faults';
-import { createSimServer, EMULATED_VLLM_VERSION } from './http/http';
+import { type Generation, resolveGeneration } from './http/generation';
+import { createSimServer } from './http/http';
 import { SimMetrics } from './http/metrics';
 import { DEFAULT_PROFILE } from './engine/profile';
 import { QueueTimes } from './engine/queue-time';
@@ -49,15 +50,15 @@ function p99(xs: number[]): number {
 }
 
 /** The SIMULATED banner and vLLM's first startup lines. */
-function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: string): void {
+function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: string, gen: Generation): void {
   const profile = DEFAULT_PROFILE;
   log('='.repeat(100));
   log(
-    `  SIMULATED vLLM (LoadLab) ${EMULATED_VLLM_VERSION} — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`,
+    `  SIMULATED vLLM (LoadLab) ${gen.version} (${gen.engine} wire and /metrics; V1 scheduling) — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`,
   );
   log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
   log('='.repeat(100));
-  log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${EMULATED_VLLM_VERSION} (simulated, profile ${profile.id})`);
+  log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${gen.version} (simulated, profile ${profile.id})`);
   log(
     `${prefix('INFO', 'api_server.py:2')} args: ${[modelPath, ...toServeArgs(args.flags), '--host', args.host, '--port', String(args.port)].join(' ')}`,
   );
@@ -126,13 +127,14 @@ function startStatsLine(
  */
 export async function serveSim(args: ServeArgs, log: (line: string) => void = (l) => console.log(l)): Promise<RunningSim> {
   const profile = DEFAULT_PROFILE;
+  const gen = resolveGeneration(args.vllmVersion);
   const config = resolveEngineConfig(args.flags, profile);
   const modelPath = args.model ?? profile.model.name;
   const served = args.flags.servedModelName ?? modelPath;
   const seed = args.flags.seed ?? 0;
   // Checked first, so bad fault settings fail before the tokenizer loads; faults strike only once serving.
   const faults = createFaults({ settings: args.faults, seed, onInjected: (kind) => metrics.observeFault(kind) });
-  logBanner(log, args, modelPath);
+  logBanner(log, args, modelPath, gen);
 
   const t0 = performance.now();
   const tok = await loadTokenizer();
@@ -144,7 +146,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     modelName: served,
     config,
     profile: profile.id,
-    vllmVersion: EMULATED_VLLM_VERSION,
+    vllmVersion: gen.version,
     gpuMemoryUtilization: args.flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization,
   });
   const queueTimes = new QueueTimes(
@@ -164,6 +166,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     queueTimes,
     servedModelName: served,
     modelPath,
+    generation: gen,
     now: () => clock.now(),
     rng: seededRng(seed),
     apiOverheadMs: profile.perf.apiOverheadMs,

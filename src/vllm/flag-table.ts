@@ -16,6 +16,7 @@ type FlagKey =
   | 'statsIntervalS'
   | 'enablePromptTokensDetails'
   | 'enableForceIncludeUsage'
+  | 'vllmVersion'
   | keyof FaultSettings;
 
 /** One row of the flags table. */
@@ -57,6 +58,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'swapSpace', cli: '--swap-space', type: 'number', min: 0, vllm: false, into: 'flags', help: 'GiB of CPU swap for --preemption-mode swap (V0 only; removed from vLLM in 2026-03).' },
   { key: 'preemptionMode', cli: '--preemption-mode', type: 'enum', values: ['recompute', 'swap'], vllm: false, into: 'flags', help: 'recompute = vLLM V1 (default); swap = V0\'s --preemption-mode swap, for comparison.' },
   { key: 'seed', cli: '--seed', type: 'int', vllm: false, into: 'flags', help: 'Seed of the simulator\'s output lengths and text (default 0).' },
+  { key: 'vllmVersion', cli: '--vllm-version', type: 'string', vllm: false, into: 'args', help: 'vLLM release whose HTTP surface and /metrics names to emulate: 0.6.x (V0), 0.10.x or 0.19.x (default 0.19.0).' },
   { key: 'statsIntervalS', cli: '--stats-interval-s', type: 'number', min: 0, vllm: false, into: 'args', help: 'Seconds between "Engine 000:" stats lines (default 10; 0 = off).' },
   // Fault injection (src/sim/http/faults.ts). Fractions are of completion requests, seeded by --seed, together ≤ 1.
   { key: 'http500', cli: '--fault-http-500', type: 'number', min: 0, max: 1, vllm: false, into: 'faults', help: 'Fraction of completion requests answered HTTP 500 with vLLM\'s error body (default 0).' },

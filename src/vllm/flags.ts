@@ -25,6 +25,8 @@ export interface ServeArgs {
   enablePromptTokensDetails: boolean;
   /** Usage on every stream, continuous (vLLM `--enable-force-include-usage`). */
   enableForceIncludeUsage: boolean;
+  /** `--vllm-version`: the release to emulate (src/sim/http/generation.ts); undefined = the default. Simulator only. */
+  vllmVersion?: string;
   /** Fault injection (`--fault-*`, see src/sim/http/faults.ts); empty = none. Simulator only. */
   faults: FaultSettings;
   /** `--help` / `-h` was given. */

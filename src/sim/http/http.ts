@@ -13,6 +13,7 @@ import { MethodNotAllowed } from './method-not-allowed';
 import { OffLoopTokenizer } from './prompt-tokens';
 import type { QueueTimes } from '../engine/queue-time';
 import { ApiError, nodeReply, type ReplyHooks, type RequestInfo } from './reply';
+import { DEFAULT_GENERATION, type Generation } from './generation';
 import { route, type RouteContext } from './routes';
 import type { SimTokenizer } from './tokens';
 import type { SimEngine } from '../engine/types';
@@ -30,6 +31,8 @@ export interface SimServerOptions {
   servedModelName: string;
   /** Model path (`root` of the model card). Default: the served name. */
   modelPath?: string;
+  /** The vLLM generation emulated (`--vllm-version`); default the newest (src/sim/http/generation.ts). */
+  generation?: Generation;
   /** Monotonic ms clock (the engine's); default `performance.now`. */
   now?: () => number;
   /** Seeded source of per-request seeds. */
@@ -108,6 +111,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     },
     offLoop: new OffLoopTokenizer(opts.tok),
     modelPath: opts.modelPath ?? model,
+    generation: opts.generation ?? DEFAULT_GENERATION,
     startS: Math.floor(Date.now() / 1000),
     seq: 0,
   };

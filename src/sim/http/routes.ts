@@ -13,9 +13,10 @@ import { type OffLoopTokenizer, promptOf, requestedOutput } from './prompt-token
 import type { Reply, RequestInfo } from './reply';
 import { checkModel, parseGenRequest, type RequestRules, validationError } from './requests';
 import { renderChat, type SimTokenizer } from './tokens';
+import { DEFAULT_GENERATION, type Generation } from './generation';
 
-/** The vLLM release whose HTTP surface the simulator emulates (`GET /version`). */
-export const EMULATED_VLLM_VERSION = '0.19.0';
+/** The vLLM release the simulator emulates by default (`GET /version`; `--vllm-version` picks another). */
+export const EMULATED_VLLM_VERSION = DEFAULT_GENERATION.version;
 
 /** What the routes share: the generation server, request rules, the off-loop tokenizer. */
 export interface RouteContext {
@@ -24,6 +25,8 @@ export interface RouteContext {
   offLoop: OffLoopTokenizer;
   /** Model path (`root` of the model card). */
   modelPath: string;
+  /** The vLLM generation emulated (`--vllm-version`). */
+  generation: Generation;
   /** Server start, epoch s (`created` of the model permission). */
   startS: number;
   /** Requests generated so far (numbers the engine ids). */
@@ -152,7 +155,7 @@ export async function route(
   } else if (is('GET', '/health')) {
     reply.text(200, '');
   } else if (is('GET', '/version')) {
-    reply.json(200, { version: EMULATED_VLLM_VERSION, loadlab_sim: true, simulated: true });
+    reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true });
   } else if (is('GET', '/metrics')) {
     reply.text(200, ctx.gen.metrics.render(ctx.gen.engine.stats()), 'text/plain; version=0.0.4; charset=utf-8');
   } else if (is('POST', '/tokenize')) {
