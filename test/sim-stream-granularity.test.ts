@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../src/client';
+import { createSimServer, type SimServerOptions } from '../src/sim/http/http';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { parseServeArgs, toServeArgs } from '../src/vllm/flags';
 
@@ -198,6 +199,7 @@ describe('--stream-interval', () => {
     const x = perChoice(a).get(0)!;
     const y = perChoice(b).get(0)!;
     expect(y.text).toBe(x.text);
+    expect(x.finish).toEqual(['stop']); // seed 0's second request meets '. I' (deterministic)
     expect(y.finish).toEqual(x.finish);
     expect(b.at(-1).choices[0].stop_reason).toBe(a.at(-1).choices[0].stop_reason);
     expect(y.chunks).toBe(1 + Math.ceil((x.chunks - 1) / 5));
@@ -242,6 +244,13 @@ describe('--stream-interval flag', () => {
 
   it.each(['0', '-2', '2.5', 'abc'])('refuses --stream-interval %s, naming the range', (v) => {
     expect(() => parseServeArgs(['--stream-interval', v])).toThrow(`--stream-interval must be an integer ≥ 1, got '${v}'`);
+  });
+
+  it('createSimServer refuses a bad streamInterval at once, naming the fix', () => {
+    for (const v of [0, 1.5, Number.NaN])
+      expect(() => createSimServer({ streamInterval: v } as unknown as SimServerOptions)).toThrow(
+        `streamInterval (--stream-interval) must be an integer ≥ 1, got ${v}; use 1 to stream every token`,
+      );
   });
 
   it('startSim refuses a bad interval before starting a process', async () => {
