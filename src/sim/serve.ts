@@ -172,6 +172,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     apiOverheadMs: profile.perf.apiOverheadMs,
     enablePromptTokensDetails: args.enablePromptTokensDetails,
     enableForceIncludeUsage: args.enableForceIncludeUsage,
+    streamInterval: args.flags.streamInterval,
     hooks: faults.hooks,
   });
   logEngineConfig(log, config, faults, seed);

@@ -21,6 +21,8 @@ export interface ServerFlags {
   enablePrefixCaching?: boolean;
   numGpuBlocksOverride?: number;
   blockSize?: number;
+  /** Tokens gathered per streamed chunk after the first; the finish is sent at once (vLLM `--stream-interval`, default 1). */
+  streamInterval?: number;
   /** GiB of CPU swap space (simulator swap mode, V0's `--swap-space`). */
   swapSpace?: number;
   /** Simulator only: `swap` reproduces V0's `--preemption-mode swap`; vLLM V1 only recomputes. */

@@ -80,5 +80,7 @@ export function midStream(inner: Reply, kind: FaultKind, s: Required<FaultSettin
       dead = true;
       inner.destroy();
     },
+    blocked: () => inner.blocked?.() ?? false,
+    onDrain: (fn) => inner.onDrain?.(fn),
   };
 }

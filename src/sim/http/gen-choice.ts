@@ -19,7 +19,11 @@ export interface Choice {
   text: string;
   /** Characters of `text` already sent. */
   sent: number;
+  /** Without stop strings: the text produced since the last output was made (`text.slice(sent)`, kept apart to avoid slicing). */
+  unsent: string;
   ids: number[];
+  /** Tokens of `ids` already handed out in outputs (vLLM's `RequestState.sent_tokens_offset`). */
+  sentIds: number;
   outputTokens: number;
   firstMs?: number;
   prevMs: number;
@@ -42,7 +46,9 @@ export function newChoices(s: GenServer, req: GenRequest, who: GenIdentity): Cho
       gen: s.tok.textGen(req.lang, rng),
       text: '',
       sent: 0,
+      unsent: '',
       ids: [],
+      sentIds: 0,
       outputTokens: 0,
       prevMs: 0,
       stopReason: null,
@@ -71,14 +77,15 @@ function findStop(text: string, from: number, stop: string[]): { at: number; s: 
 
 /**
  * Appends one engine output to choice `c`: its text is cut at a stop string (whose engine
- * request is then aborted), and while unfinished the last (longest stop − 1) characters are
- * held back, as vLLM's detokenizer does (`output_text_buffer_length`), so `added` can be "".
+ * request is then aborted), as vLLM's detokenizer does (`vllm/v1/engine/detokenizer.py`).
+ * Returns the finish reason, if this output finished the choice.
  */
-export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOutput) {
+export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOutput): string | undefined {
   let reason: string | undefined = out.finishReason;
   const step = c.gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
   const from = c.text.length;
   c.text += step.text;
+  if (req.stop.length === 0) c.unsent += step.text;
   const hit = out.outputTokens > req.minTokens ? findStop(c.text, from, req.stop) : undefined;
   if (hit) {
     c.text = c.text.slice(0, hit.at);
@@ -86,20 +93,57 @@ export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOut
     if (!reason) s.engine.abort(c.engineId);
     reason = 'stop';
   }
+  c.ids.push(...step.ids);
+  c.outputTokens = out.outputTokens;
+  return reason;
+}
+
+/**
+ * Is an output made for this engine output? With `--stream-interval` N > 1 only when the choice
+ * finished, nothing was sent yet (the first token), or N tokens gathered since the last one
+ * (`RequestState.make_request_output`, `vllm/v1/engine/output_processor.py`); always when N = 1.
+ */
+export function outputDue(c: Choice, finished: boolean, streamInterval: number): boolean {
+  return streamInterval <= 1 || finished || c.sentIds === 0 || c.ids.length - c.sentIds >= streamInterval;
+}
+
+/** One choice's part of a streamed output: vLLM's `CompletionOutput` in DELTA mode. */
+export interface ChoiceDelta {
+  index: number;
+  /** Text since the last output (held-back stop-string prefixes excluded). */
+  text: string;
+  /** Token ids since the last output. */
+  ids: number[];
+  /** Characters of the choice's text sent before this delta (completions logprobs' `text_offset` base). */
+  offset: number;
+  finishReason?: string;
+  stopReason: string | null;
+  /** The choice's output tokens so far (continuous usage's `completion_tokens`). */
+  outputTokens: number;
+}
+
+/**
+ * Makes the output of choice `c`: the text and ids since the last one. While unfinished, the last
+ * (longest stop − 1) characters are held back, as vLLM's detokenizer does (`output_text_buffer_length`
+ * in `get_next_output_text`), so `text` can be "".
+ */
+export function takeDelta(req: GenRequest, c: Choice, reason: string | undefined): ChoiceDelta {
   const offset = c.sent;
-  let added = step.text;
+  let text: string;
   if (req.stop.length === 0) {
-    // No stop strings: nothing is held back, so the new text is this step's text (no slice of the growing text).
+    // No stop strings: nothing is held back, so the new text is what was produced since (no slice of the growing text).
+    text = c.unsent;
+    c.unsent = '';
     c.sent = c.text.length;
   } else {
     const hold = reason ? 0 : Math.max(...req.stop.map((x) => x.length)) - 1;
     const upTo = Math.max(c.sent, c.text.length - hold);
-    added = c.text.slice(c.sent, upTo);
+    text = c.text.slice(c.sent, upTo);
     c.sent = upTo;
   }
-  c.ids.push(...step.ids);
-  c.outputTokens = out.outputTokens;
-  return { added, reason, ids: step.ids, offset };
+  const ids = c.ids.slice(c.sentIds);
+  c.sentIds = c.ids.length;
+  return { index: c.index, text, ids, offset, finishReason: reason, stopReason: c.stopReason, outputTokens: c.outputTokens };
 }
 
 /** Adds every choice's engine request; on an engine refusal answers vLLM's 400 and returns false. */

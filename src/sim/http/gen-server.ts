@@ -35,6 +35,8 @@ export interface GenServer {
   apiOverheadMs: number;
   /** `--enable-prompt-tokens-details`. */
   promptTokensDetails: boolean;
+  /** `--stream-interval`: tokens gathered per streamed output after the first (integer ≥ 1; 1 = every step). */
+  streamInterval: number;
 }
 
 /** Identity of one HTTP request. */

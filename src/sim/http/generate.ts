@@ -1,6 +1,7 @@
 /**
  * Runs one validated generation request through the engine and answers it as vLLM does:
- * a stream of `chat.completion.chunk` / `text_completion` events (one per engine output),
+ * a stream of `chat.completion.chunk` / `text_completion` events (one per engine output, fewer
+ * with `--stream-interval` or when a slow reader makes outputs merge: gen-collector.ts),
  * or one non-streamed object at the end. Feeds the per-request metrics: TTFT from HTTP
  * arrival, one ITL sample per engine output, e2e and decode time at the finish.
  */
@@ -10,11 +11,67 @@ import { chunkHead, chunkJson, usageChunkJson, usageJson } from '../../wire/chun
 import { chatLogprobsJson, completionLogprobsJson } from './fake-logprobs';
 import type { EngineOutput } from '../engine/types';
 import type { GenIdentity, GenServer } from './gen-server';
-import { abortChoices, addChoices, advance, newChoices, type Choice } from './gen-choice';
+import { abortChoices, addChoices, advance, newChoices, outputDue, takeDelta, type Choice, type ChoiceDelta } from './gen-choice';
+import { OutputCollector } from './gen-collector';
 import { finalObject } from './gen-final';
 
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
 export type { GenIdentity, GenServer } from './gen-server';
+
+/** What the stream writer needs to know about one request. */
+interface StreamCtx {
+  s: GenServer;
+  req: GenRequest;
+  reply: Reply;
+  choices: Choice[];
+  /** From {@link chunkHead}. */
+  head: string;
+  /** `usage` JSON for this many completion tokens (with the cached count when given). */
+  usage: (completion: number, cached?: number) => string;
+  /** The cached prompt tokens to report in the final usage, or undefined. */
+  cachedOrNot: () => number | undefined;
+}
+
+/**
+ * What vLLM's serving generator does with each output it takes (`chat_completion/serving.py`,
+ * `completion/serving.py`): the role chunks first (chat, first output only), one chunk per choice
+ * (its text, logprobs of its token ids, finish and stop reason, running usage when continuous), and
+ * after the last finish the usage chunk (`include_usage`) and `[DONE]`.
+ */
+function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
+  const { s, req, reply, choices, head, usage } = x;
+  const api = req.api;
+  const lp = (ids: number[], offset: number) =>
+    req.logprobs === undefined
+      ? undefined
+      : api === 'chat'
+        ? chatLogprobsJson(s.tok, ids, req.logprobs)
+        : completionLogprobsJson(s.tok, ids, req.logprobs, offset);
+  let started = false;
+  return (deltas) => {
+    if (api === 'chat' && !started) {
+      for (const c of choices)
+        reply.event(chunkJson(api, head, { index: c.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
+    }
+    started = true;
+    for (const d of deltas) {
+      const parts = {
+        index: d.index,
+        text: d.text,
+        finishReason: d.finishReason,
+        stopReason: d.stopReason,
+        logprobs: lp(d.ids, d.offset),
+      };
+      reply.event(chunkJson(api, head, parts, { usage: req.continuousUsage ? usage(d.outputTokens) : undefined }));
+    }
+    if (choices.every((c) => c.reason)) {
+      if (req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
+      reply.done();
+    }
+  };
+}
+
+const totalTokens = (choices: Choice[]) => choices.reduce((a, c) => a + c.outputTokens, 0);
 
 /**
  * Starts a generation; the reply is completed from the engine's outputs.
@@ -24,28 +81,22 @@ export type { GenIdentity, GenServer } from './gen-server';
  * `stop_reason` = the string, the text before it kept (vLLM's detokenizer check,
  * `vllm/v1/engine/detokenizer.py`), and abort its engine request; streamed text that could
  * begin a stop string is held back until it can't. Logprobs are fake (see fake-logprobs.ts).
+ * Streamed outputs pass the `--stream-interval` gate per choice (`outputDue`), then the
+ * request's {@link OutputCollector}, which merges them while a slow reader blocks the socket.
  */
 export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: GenIdentity): void {
-  const chat = req.api === 'chat';
   const created = Math.floor(Date.now() / 1000);
-  const api = req.api;
-  const head = chunkHead({ api, id: who.id, created, model: s.model });
+  const head = chunkHead({ api: req.api, id: who.id, created, model: s.model });
   const p = req.promptTokenIds.length;
   const usage = (completion: number, cached?: number) =>
     usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
   const choices = newChoices(s, req, who);
-  let started = false;
   let cached = 0;
   let finished = false;
   // Only a truthy cached count is reported (`if self.enable_prompt_tokens_details and num_cached_tokens:`,
   // vllm/entrypoints/openai/chat_completion/serving.py and completion/serving.py); else null / no key.
   const cachedOrNot = () => (s.promptTokensDetails && cached > 0 ? cached : undefined);
-  const lp = (c: Choice, ids: number[], offset: number) =>
-    req.logprobs === undefined
-      ? undefined
-      : chat
-        ? chatLogprobsJson(s.tok, ids, req.logprobs)
-        : completionLogprobsJson(s.tok, ids, req.logprobs, offset);
+  const collector = new OutputCollector(reply, streamWriter({ s, req, reply, choices, head, usage, cachedOrNot }));
 
   const onOutput = (c: Choice, out: EngineOutput) => {
     if (finished || c.reason || reply.closed) return;
@@ -56,10 +107,11 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
       if (out.newTokens > 0) s.metrics.observeFirstToken((nowMs - who.arrivalMs) / 1000);
       s.queue?.firstOutput(c.engineId);
     } else {
+      // vLLM's ITL histogram is per engine step, whatever the stream interval or merging does to chunks.
       s.metrics.observeInterToken((out.timeMs - c.prevMs) / 1000);
     }
     c.prevMs = out.timeMs;
-    const { added, reason, ids, offset } = advance(s, req, c, out);
+    const reason = advance(s, req, c, out);
     if (reason) {
       c.reason = reason;
       s.metrics.observeFinish(
@@ -70,24 +122,12 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
         out.outputTokens,
       );
     }
-    const all = choices.every((x) => x.reason);
-    if (all) finished = true;
-    const total = () => choices.reduce((a, x) => a + x.outputTokens, 0);
+    if (choices.every((x) => x.reason)) finished = true;
     if (!req.stream) {
-      if (all) reply.json(200, finalObject(s, who.id, created, req, choices, usage(total(), cachedOrNot())));
+      if (finished) reply.json(200, finalObject(s, who.id, created, req, choices, usage(totalTokens(choices), cachedOrNot())));
       return;
     }
-    if (chat && !started) {
-      for (const x of choices)
-        reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
-    }
-    started = true;
-    const parts = { index: c.index, text: added, finishReason: reason, stopReason: c.stopReason, logprobs: lp(c, ids, offset) };
-    reply.event(chunkJson(api, head, parts, { usage: req.continuousUsage ? usage(out.outputTokens) : undefined }));
-    if (all) {
-      if (req.includeUsage) reply.event(usageChunkJson(head, usage(total(), cachedOrNot())));
-      reply.done();
-    }
+    if (outputDue(c, reason !== undefined, s.streamInterval)) collector.put(takeDelta(req, c, reason));
   };
 
   reply.onAbort(() => {

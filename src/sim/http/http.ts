@@ -43,6 +43,8 @@ export interface SimServerOptions {
   enablePromptTokensDetails?: boolean;
   /** `--enable-force-include-usage`; default false. */
   enableForceIncludeUsage?: boolean;
+  /** `--stream-interval`: tokens per streamed output after the first, integer ≥ 1; default 1 (`vllm/config/scheduler.py`). */
+  streamInterval?: number;
   /** Fault injection (src/sim/http/faults.ts); it also serves `/loadlab/faults`. */
   hooks?: ReplyHooks;
 }
@@ -92,6 +94,11 @@ function handle(
 export function createSimServer(opts: SimServerOptions): SimServer {
   const now = opts.now ?? (() => performance.now());
   const model = opts.servedModelName;
+  const streamInterval = opts.streamInterval ?? 1;
+  if (!Number.isInteger(streamInterval) || streamInterval < 1)
+    throw new Error(
+      `streamInterval (--stream-interval) must be an integer ≥ 1, got ${streamInterval}; use 1 to stream every token`,
+    );
   const ctx: RouteContext = {
     gen: {
       engine: opts.engine,
@@ -103,6 +110,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       rng: opts.rng,
       apiOverheadMs: opts.apiOverheadMs ?? 0,
       promptTokensDetails: opts.enablePromptTokensDetails ?? false,
+      streamInterval,
     },
     rules: {
       servedModelName: model,

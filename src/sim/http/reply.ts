@@ -54,6 +54,13 @@ export interface Reply {
   done(): void;
   /** Drop the connection without ending the response (an injected mid-stream reset). */
   destroy(): void;
+  /**
+   * True while the socket's buffers are full (`res.writableNeedDrain`): a slow reader holds the
+   * writer back, as uvicorn's `send` awaits the transport's drain. Optional: a reply without it never merges chunks.
+   */
+  blocked?(): boolean;
+  /** Calls `fn` once when a blocked reply's socket drained; never if the client went away first. */
+  onDrain?(fn: () => void): void;
 }
 
 /** The `Reply` on a Node `ServerResponse`. */
@@ -112,6 +119,12 @@ export function nodeReply(res: ServerResponse): Reply {
     },
     destroy() {
       if (!ended && !aborted) res.destroy();
+    },
+    blocked() {
+      return !ended && !aborted && res.writableNeedDrain;
+    },
+    onDrain(fn) {
+      res.once('drain', fn);
     },
   };
 }
