@@ -179,7 +179,7 @@ describe('priority over HTTP (the simulator as a separate process)', () => {
   it('fcfs accepts a non-zero priority and ignores it, as vLLM V1 (no check since V0 was removed)', async () => {
     const res = await post(fcfs, { max_tokens: 3, priority: 10 });
     expect(res.status).toBe(200);
-    expect((await res.json()).usage.completion_tokens).toBeGreaterThan(0);
+    expect(((await res.json()) as { usage: { completion_tokens: number } }).usage.completion_tokens).toBeGreaterThan(0);
     expect((await post(fcfs, { max_tokens: 2, priority: '-3' })).status).toBe(200); // lax int
   });
 
@@ -187,7 +187,7 @@ describe('priority over HTTP (the simulator as a separate process)', () => {
     for (const priority of [null, 'high', 1.5]) {
       const res = await post(fcfs, { max_tokens: 2, priority });
       expect(res.status).toBe(400);
-      const body = await res.json();
+      const body = (await res.json()) as { error: { message: string } };
       expect(body.error.message).toMatch(/'loc': \('body', 'priority'\).*Input should be a valid integer/);
     }
   });
