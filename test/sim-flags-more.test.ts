@@ -136,8 +136,12 @@ describe('resolution (effective engine config)', () => {
     const c = resolveEngineConfig({ maxModelLen: -1, kvCacheMemoryBytes: GiB });
     expect(c.maxModelLen).toBe(1170 * 16);
     expect(c.numGpuBlocks).toBe(1170);
-    // The defaulted batch limits are clamped with the fitted length, as with an explicit one.
-    expect(resolveEngineConfig({ maxModelLen: -1, kvCacheMemoryBytes: BLOCK, maxNumSeqs: 2 }).maxNumBatchedTokens).toBe(32);
+    // vLLM sets the batch limits from the model's 32768 before it fits max_model_len at KV-cache init.
+    expect(resolveEngineConfig({ maxModelLen: -1, kvCacheMemoryBytes: BLOCK, maxNumSeqs: 2 }).maxNumBatchedTokens).toBe(2048);
+    expect(resolveEngineConfig({ maxModelLen: 16, maxNumSeqs: 2 }).maxNumBatchedTokens).toBe(32);
+    expect(
+      resolveEngineConfig({ maxModelLen: -1, kvCacheMemoryBytes: GiB, enableChunkedPrefill: false }).maxNumBatchedTokens,
+    ).toBe(32768);
     expect(() => resolveEngineConfig({ maxModelLen: -1, gpuMemoryUtilization: 0.25 })).toThrow(/no memory left for the KV cache/);
   });
 });

@@ -44,7 +44,8 @@ function checkInt(name: string, v: number | undefined, min: number): void {
 /**
  * Apply vLLM V1's defaults and checks to user flags.
  * - max_model_len defaults to the model's max_position_embeddings (32768) and may not exceed it;
- *   -1 (`auto`) takes the largest length whose blocks fit in the KV memory, capped at that default.
+ *   -1 (`auto`) takes the largest length whose blocks fit in the KV memory, capped at that default
+ *   (the batch limits below still use the model's length, as vLLM sets them before it fits the KV cache).
  * - max_num_batched_tokens 2048 / max_num_seqs 256; `--performance-mode throughput` doubles those
  *   defaults (not values the user gave) before the clamps below; chunked prefill, prefix caching on.
  * - With chunked prefill off and no batched value: batched = max(max_model_len, default).
@@ -80,7 +81,10 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
     );
   }
   const enableChunkedPrefill = flags.enableChunkedPrefill ?? true;
-  const { maxNumSeqs, maxNumBatchedTokens } = batchLimits(flags, maxModelLen, enableChunkedPrefill);
+  // With auto, vLLM sets the batch limits from the model's length (`get_and_verify_max_len`, vllm/config/model.py)
+  // and fits max_model_len later, at KV-cache init (`get_kv_cache_configs`).
+  const batchLen = flags.maxModelLen === -1 ? maxPos : maxModelLen;
+  const { maxNumSeqs, maxNumBatchedTokens } = batchLimits(flags, batchLen, enableChunkedPrefill);
   const numGpuBlocks = flags.numGpuBlocksOverride ?? checkFits(flags, memBlocks, maxModelLen, blockSize);
 
   const preemptionMode = flags.preemptionMode ?? 'recompute';
