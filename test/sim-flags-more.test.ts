@@ -95,6 +95,9 @@ describe('resolution (effective engine config)', () => {
 
   it('scheduling policy and reserve-full-isl pass through', () => {
     expect(resolveEngineConfig({ schedulingPolicy: 'priority' }).schedulingPolicy).toBe('priority');
+    expect(() => resolveEngineConfig({ schedulingPolicy: 'lifo' as never })).toThrow(
+      '--scheduling-policy must be one of fcfs, priority',
+    );
     expect(resolveEngineConfig({ schedulerReserveFullIsl: false }).reserveFullIsl).toBe(false);
   });
 
@@ -143,6 +146,9 @@ describe('resolution (effective engine config)', () => {
       resolveEngineConfig({ maxModelLen: -1, kvCacheMemoryBytes: GiB, enableChunkedPrefill: false }).maxNumBatchedTokens,
     ).toBe(32768);
     expect(() => resolveEngineConfig({ maxModelLen: -1, gpuMemoryUtilization: 0.25 })).toThrow(/no memory left for the KV cache/);
+    expect(() => resolveEngineConfig({ maxModelLen: -1, gpuMemoryUtilization: 0.25, numGpuBlocksOverride: 64 })).toThrow(
+      /cannot fit --max-model-len auto/,
+    );
   });
 });
 

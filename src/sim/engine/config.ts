@@ -75,6 +75,14 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
   const memBlocks = memoryBlocks(flags, profile, blockBytes);
   // _auto_fit_max_model_len: the largest length L with ceil(L/block)·block bytes ≤ KV memory, at most the model's.
   const maxModelLen = flags.maxModelLen === -1 ? Math.min(maxPos, memBlocks * blockSize) : (flags.maxModelLen ?? maxPos);
+  if (maxModelLen < 1) {
+    throw new Error(
+      'cannot fit --max-model-len auto: no KV block fits in the memory left; raise --gpu-memory-utilization or --kv-cache-memory-bytes',
+    );
+  }
+  if (flags.schedulingPolicy !== undefined && !['fcfs', 'priority'].includes(flags.schedulingPolicy)) {
+    throw new Error(`--scheduling-policy must be one of fcfs, priority, got ${flags.schedulingPolicy}`);
+  }
   if (maxModelLen > maxPos) {
     throw new Error(
       `--max-model-len ${maxModelLen} exceeds the model's max_position_embeddings ${maxPos}; lower --max-model-len to ≤ ${maxPos}`,
