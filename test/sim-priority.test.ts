@@ -193,8 +193,8 @@ describe('priority over HTTP (the simulator as a separate process)', () => {
   });
 
   it('with --scheduling-policy priority and one seat, the priority-0 request sent last is served before the priority-10 one', async () => {
-    // The long request holds the only seat (max_num_seqs 1) for ~300 steps while the two others queue.
-    const long = post(prio, { max_tokens: 300, ignore_eos: true, priority: 5 });
+    // The long request holds the only seat (max_num_seqs 1) for ~500 steps (seconds) while the two others queue.
+    const long = post(prio, { max_tokens: 500, ignore_eos: true, priority: 5 });
     await new Promise((r) => setTimeout(r, 100));
     const firstToken: string[] = [];
     const streamed = (name: string, priority: number) =>
