@@ -66,7 +66,7 @@ describe('parseServeArgs', () => {
     expect(() => parseServeArgs(['--preemption-mode', 'evict'])).toThrow('--preemption-mode must be one of recompute, swap');
     expect(() => parseServeArgs(['--max-num-seqs'])).toThrow('--max-num-seqs needs a value');
     expect(() => parseServeArgs(['--enable-prefix-caching=false'])).toThrow('--no-enable-prefix-caching');
-    expect(() => parseServeArgs(['--max-model-len', 'auto'])).toThrow(/does not support auto/);
+    expect(() => parseServeArgs(['--max-model-len', '1.5K'])).toThrow(/no decimals with K\/M\/G\/T/);
   });
 
   it('toServeArgs is its inverse; target vllm drops simulator-only flags', () => {

@@ -291,7 +291,7 @@ describe('simulated vLLM over HTTP', () => {
     expect(text).toContain(`vllm:time_to_first_token_seconds_bucket{engine="0",le="0.001",model_name="${sim.model}"} `);
     expect(text).toContain(`vllm:e2e_request_latency_seconds_bucket{engine="0",le="7680.0",model_name="${sim.model}"} `);
     expect(text).toMatch(
-      /^vllm:cache_config_info\{block_size="16",cache_dtype="auto",.*enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.92",.*num_gpu_blocks="\d+".*\} 1\.0$/m,
+      /^vllm:cache_config_info\{block_size="16",cache_dtype="auto",.*enable_prefix_caching="True",engine="0",gpu_memory_utilization="0.9",.*num_gpu_blocks="\d+".*\} 1\.0$/m,
     );
     expect(text).toMatch(/^loadlab:sim_info\{.*simulated="true".*\} 1\.0$/m);
 

@@ -5,16 +5,18 @@
  *
  * What a server shows about its flags (nothing else is visible over HTTP):
  * - `vllm:cache_config_info` labels (`vllm/v1/metrics/loggers.py`: every `CacheConfig` field):
- *   `gpu_memory_utilization`, `enable_prefix_caching`, `block_size`, `num_gpu_blocks_override`;
+ *   `gpu_memory_utilization`, `enable_prefix_caching`, `block_size`, `num_gpu_blocks_override`,
+ *   `kv_cache_memory_bytes`;
  * - `GET /v1/models` → `max_model_len` (`vllm/entrypoints/openai/serving_models.py`) and the
  *   served names (`--served-model-name`).
  * Scheduler flags (`--max-num-seqs`, `--max-num-batched-tokens`, `--enable-chunked-prefill`,
- * `--long-prefill-token-threshold`) are not exposed by vLLM, so they are reported as unverified.
+ * `--long-prefill-token-threshold`, `--scheduling-policy`, `--scheduler-reserve-full-isl`, `--performance-mode`)
+ * are not exposed by vLLM, so they are reported as unverified; so is `--max-model-len auto`.
  *
  * Flags a lesson does not request are expected at vLLM's default only where that default does not
  * depend on the GPU or the version: prefix caching on (`--enable-prefix-caching` defaults to None,
  * resolved to `model_config.is_prefix_caching_supported`, in `vllm/engine/arg_utils.py`) and no
- * `num_gpu_blocks_override`. `gpu_memory_utilization` (0.9 → 0.92 in 2026-04, `vllm/config/cache.py`)
+ * `num_gpu_blocks_override`. `gpu_memory_utilization` (0.9 in 0.19 → 0.92 from 2026-04, `vllm/config/cache.py`)
  * and `block_size` (some attention backends force another) are checked only when requested.
  */
 import type { ServerFlags } from './flag-types';
@@ -50,6 +52,7 @@ const CACHE_LABELS: Partial<Record<keyof ServerFlags, string>> = {
   enablePrefixCaching: 'enable_prefix_caching',
   blockSize: 'block_size',
   numGpuBlocksOverride: 'num_gpu_blocks_override',
+  kvCacheMemoryBytes: 'kv_cache_memory_bytes',
 };
 
 /** vLLM's value of a flag a lesson leaves unset, where it is fixed (see the module comment). */
@@ -90,7 +93,8 @@ export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagChec
     let label: string = key;
     if (key === 'maxModelLen') {
       label = 'max_model_len';
-      seenValue = seen.maxModelLen !== undefined ? String(seen.maxModelLen) : undefined;
+      // -1 (`auto`) becomes whatever fits the server's KV memory: no reported value can contradict it.
+      seenValue = seen.maxModelLen !== undefined && value !== -1 ? String(seen.maxModelLen) : undefined;
     } else if (key === 'servedModelName') {
       label = 'served model name';
       if (seen.models?.length) seenValue = seen.models.includes(String(value)) ? String(value) : seen.models.join(', ');

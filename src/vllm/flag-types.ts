@@ -12,6 +12,7 @@
  */
 export interface ServerFlags {
   servedModelName?: string;
+  /** Context length, tokens; -1 = `auto` (the largest length that fits in the KV cache, `vllm/v1/core/kv_cache_utils.py` `_auto_fit_max_model_len`). */
   maxModelLen?: number;
   maxNumSeqs?: number;
   maxNumBatchedTokens?: number;
@@ -23,6 +24,14 @@ export interface ServerFlags {
   blockSize?: number;
   /** Tokens gathered per streamed chunk after the first; the finish is sent at once (vLLM `--stream-interval`, default 1). */
   streamInterval?: number;
+  /** `--kv-cache-memory-bytes`: KV cache size in bytes, replacing the gpu_memory_utilization sizing (`vllm/config/cache.py`); 0 = unset. */
+  kvCacheMemoryBytes?: number;
+  /** `--scheduling-policy`: `fcfs` (default) or `priority` (lower `priority` value first, `vllm/v1/core/sched/request_queue.py`). */
+  schedulingPolicy?: 'fcfs' | 'priority';
+  /** `--scheduler-reserve-full-isl` / `--no-…`: admit a request only if its whole prompt fits in free KV blocks (default true, `vllm/config/scheduler.py`). */
+  schedulerReserveFullIsl?: boolean;
+  /** `--performance-mode`: `balanced` (default), `interactivity`, or `throughput` (doubles the default batch limits, `vllm/engine/arg_utils.py`). */
+  performanceMode?: 'balanced' | 'interactivity' | 'throughput';
   /** GiB of CPU swap space (simulator swap mode, V0's `--swap-space`). */
   swapSpace?: number;
   /** Simulator only: `swap` reproduces V0's `--preemption-mode swap`; vLLM V1 only recomputes. */

@@ -39,12 +39,23 @@ function knownFlagsList(): string {
   return SERVE_FLAGS.map((f) => (f.type === 'bool' ? `${f.cli}/--no-${f.cli.slice(2)}` : f.cli)).join(', ');
 }
 
-/** Parses `1k` (1000), `1K` (1024), `25.6k`, `2m`/`2M` as vLLM's `--max-model-len` does. */
+/** Flags whose values vLLM parses with `human_readable_int` (`vllm/engine/arg_utils.py` `_compute_kwargs`). */
+const SUFFIXED = new Set<string>(['maxModelLen', 'maxNumBatchedTokens', 'kvCacheMemoryBytes']);
+
+/**
+ * vLLM's `human_readable_int` (`vllm/utils/argparse_utils.py`): `1k` = 1000, `1K` = 1024, `25.6k` = 25600,
+ * k/m/g/t decimal and K/M/G/T binary; a decimal with a binary suffix (`1.5K`) is refused; the product is
+ * truncated as Python's `int()` does. A plain number is returned as written (NaN if not one).
+ */
 function parseSuffixed(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?)([kKmMgG]?)$/.exec(raw.trim());
-  if (!m) return Number.NaN;
-  const mult: Record<string, number> = { '': 1, k: 1e3, K: 1024, m: 1e6, M: 1024 ** 2, g: 1e9, G: 1024 ** 3 };
-  return Math.round(Number(m[1]) * mult[m[2]]);
+  const s = raw.trim();
+  const m = /^(\d+(?:\.\d+)?)([kKmMgGtT])$/.exec(s);
+  if (!m) return s === '' ? Number.NaN : Number(s);
+  const dec: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9, t: 1e12 };
+  if (m[2] in dec) return Math.trunc(Number(m[1]) * dec[m[2]]);
+  if (m[1].includes('.')) return Number.NaN;
+  const bin: Record<string, number> = { K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 };
+  return Number(m[1]) * bin[m[2]];
 }
 
 function parseValue(spec: FlagSpec, raw: string): string | number {
@@ -53,7 +64,9 @@ function parseValue(spec: FlagSpec, raw: string): string | number {
     if (!spec.values!.includes(raw)) throw new Error(`${spec.cli} must be one of ${spec.values!.join(', ')}, got '${raw}'`);
     return raw;
   }
-  const v = spec.key === 'maxModelLen' ? parseSuffixed(raw) : raw.trim() === '' ? Number.NaN : Number(raw);
+  // `human_readable_int_or_auto` (vllm/utils/argparse_utils.py): -1 or `auto` asks for the largest length that fits.
+  if (spec.key === 'maxModelLen' && /^\s*(-1|auto)\s*$/i.test(raw)) return -1;
+  const v = SUFFIXED.has(spec.key) ? parseSuffixed(raw) : raw.trim() === '' ? Number.NaN : Number(raw);
   const what = spec.type === 'int' ? 'an integer' : 'a number';
   const range =
     spec.min !== undefined && spec.max !== undefined
@@ -67,10 +80,7 @@ function parseValue(spec: FlagSpec, raw: string): string | number {
     (spec.min !== undefined && v < spec.min) ||
     (spec.max !== undefined && v > spec.max);
   if (bad) {
-    const hint =
-      spec.key === 'maxModelLen' && /^(-1|auto)$/i.test(raw.trim())
-        ? ' (the simulator does not support auto; give a length such as 32768)'
-        : '';
+    const hint = SUFFIXED.has(spec.key) ? ' (suffixes: 4k = 4000, 4K = 4096; no decimals with K/M/G/T)' : '';
     throw new Error(`${spec.cli} must be ${what}${range}, got '${raw}'${hint}`);
   }
   return v;

@@ -1,7 +1,9 @@
 /**
  * `vllm serve` flags → resolved engine configuration, with vLLM V1's defaults and
- * validation for a GPU under 70 GiB (vllm-surface.md §5, `EngineArgs.get_batch_defaults`,
- * `SchedulerConfig` validation, `kv_cache_utils` block count).
+ * validation for a GPU under 70 GiB (vllm-surface.md §5, `EngineArgs.get_batch_defaults` and
+ * `--performance-mode` in `vllm/engine/arg_utils.py`, `SchedulerConfig` validation in
+ * `vllm/config/scheduler.py`, the block count and `--max-model-len auto` in `vllm/v1/core/kv_cache_utils.py`,
+ * `--kv-cache-memory-bytes` in `vllm/v1/worker/gpu_worker.py` `determine_available_memory`).
  */
 import { DEFAULT_PROFILE, kvBlockBytes, type Profile } from './profile';
 import type { EngineConfig, ServerFlags } from './types';
@@ -14,8 +16,11 @@ export const V1_DEFAULTS = {
   maxNumBatchedTokens: 2048,
   /** Running-set cap. */
   maxNumSeqs: 256,
-  /** Fraction of total device memory for this instance (0.9 before vLLM #38284). */
-  gpuMemoryUtilization: 0.92,
+  /**
+   * Fraction of total device memory for this instance: 0.9 in the vLLM we emulate (0.19,
+   * `vllm/config/cache.py` `CacheConfig.gpu_memory_utilization`); 0.92 only from #38284 (2026-04).
+   */
+  gpuMemoryUtilization: 0.9,
   blockSize: 16,
   /** GiB of CPU swap in swap mode (V0's `--swap-space`). */
   swapSpaceGiB: 4,
@@ -23,6 +28,12 @@ export const V1_DEFAULTS = {
 
 /** Block sizes vLLM's CLI accepts. */
 const BLOCK_SIZES = [1, 8, 16, 32, 64, 128];
+
+/**
+ * `--performance-mode` values (vLLM ≥ 0.17). Only throughput changes a scheduler limit (`vllm/engine/arg_utils.py`);
+ * interactivity changes CUDA-graph capture sizes for small batches, which the cost model ignores.
+ */
+const PERFORMANCE_MODES: readonly string[] = ['balanced', 'interactivity', 'throughput'];
 
 function checkInt(name: string, v: number | undefined, min: number): void {
   if (v !== undefined && (!Number.isInteger(v) || v < min)) {
@@ -32,38 +43,57 @@ function checkInt(name: string, v: number | undefined, min: number): void {
 
 /**
  * Apply vLLM V1's defaults and checks to user flags.
- * - max_model_len defaults to the model's max_position_embeddings (32768) and may not exceed it.
- * - max_num_batched_tokens 2048 / max_num_seqs 256; chunked prefill, prefix caching on.
- * - With chunked prefill off and no batched value: batched = max(max_model_len, 2048).
+ * - max_model_len defaults to the model's max_position_embeddings (32768) and may not exceed it;
+ *   -1 (`auto`) takes the largest length whose blocks fit in the KV memory, capped at that default
+ *   (the batch limits below still use the model's length, as vLLM sets them before it fits the KV cache).
+ * - max_num_batched_tokens 2048 / max_num_seqs 256; `--performance-mode throughput` doubles those
+ *   defaults (not values the user gave) before the clamps below; chunked prefill, prefix caching on.
+ * - With chunked prefill off and no batched value: batched = max(max_model_len, default).
  * - Defaulted values are clamped like vLLM: batched ≤ max_num_seqs·max_model_len, max_num_seqs ≤ batched.
  * - Throws (message names the fix) if chunked prefill is off and batched < max_model_len, if
  *   batched < max_num_seqs, if no memory is left for KV, or if one max_model_len sequence
  *   does not fit in the KV cache (vLLM's startup check; skipped with numGpuBlocksOverride).
- * - num_gpu_blocks = floor((device·util − weights − activation reserve) / block bytes),
- *   block bytes = 2·L·n_kv·head_dim·2·block_size; or `numGpuBlocksOverride`.
+ * - num_gpu_blocks = floor(KV bytes / block bytes), KV bytes = device·util − weights − activation reserve,
+ *   or `kvCacheMemoryBytes` when given (util ignored), block bytes = 2·L·n_kv·head_dim·2·block_size;
+ *   or `numGpuBlocksOverride`.
+ * - schedulingPolicy fcfs, reserveFullIsl true unless the flags say otherwise.
  * - Swap mode (simulator only, V0's `--preemption-mode swap`): numCpuBlocks = floor(swapSpace GiB / block bytes), swapSpace default 4.
  */
 export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAULT_PROFILE): EngineConfig {
   const maxPos = profile.model.maxPositionEmbeddings;
-  checkInt('max-model-len', flags.maxModelLen, 1);
+  if (flags.maxModelLen !== -1) checkInt('max-model-len', flags.maxModelLen, 1);
   checkInt('max-num-seqs', flags.maxNumSeqs, 1);
   checkInt('max-num-batched-tokens', flags.maxNumBatchedTokens, 1);
   checkInt('long-prefill-token-threshold', flags.longPrefillTokenThreshold, 0);
   checkInt('num-gpu-blocks-override', flags.numGpuBlocksOverride, 2);
-  const maxModelLen = flags.maxModelLen ?? maxPos;
+  checkInt('kv-cache-memory-bytes', flags.kvCacheMemoryBytes, 0);
+  const blockSize = flags.blockSize ?? V1_DEFAULTS.blockSize;
+  if (!BLOCK_SIZES.includes(blockSize)) {
+    throw new Error(`--block-size must be one of ${BLOCK_SIZES.join(', ')}, got ${blockSize}`);
+  }
+  const blockBytes = kvBlockBytes(profile, blockSize);
+  const memBlocks = memoryBlocks(flags, profile, blockBytes);
+  // _auto_fit_max_model_len: the largest length L with ceil(L/block)·block bytes ≤ KV memory, at most the model's.
+  const maxModelLen = flags.maxModelLen === -1 ? Math.min(maxPos, memBlocks * blockSize) : (flags.maxModelLen ?? maxPos);
+  if (maxModelLen < 1) {
+    throw new Error(
+      'cannot fit --max-model-len auto: no KV block fits in the memory left; raise --gpu-memory-utilization or --kv-cache-memory-bytes',
+    );
+  }
+  if (flags.schedulingPolicy !== undefined && !['fcfs', 'priority'].includes(flags.schedulingPolicy)) {
+    throw new Error(`--scheduling-policy must be one of fcfs, priority, got ${flags.schedulingPolicy}`);
+  }
   if (maxModelLen > maxPos) {
     throw new Error(
       `--max-model-len ${maxModelLen} exceeds the model's max_position_embeddings ${maxPos}; lower --max-model-len to ≤ ${maxPos}`,
     );
   }
-  const blockSize = flags.blockSize ?? V1_DEFAULTS.blockSize;
-  if (!BLOCK_SIZES.includes(blockSize)) {
-    throw new Error(`--block-size must be one of ${BLOCK_SIZES.join(', ')}, got ${blockSize}`);
-  }
   const enableChunkedPrefill = flags.enableChunkedPrefill ?? true;
-
-  const { maxNumSeqs, maxNumBatchedTokens } = batchLimits(flags, maxModelLen, enableChunkedPrefill);
-  const { numGpuBlocks, blockBytes } = gpuBlocks(flags, profile, maxModelLen, blockSize);
+  // With auto, vLLM sets the batch limits from the model's length (`get_and_verify_max_len`, vllm/config/model.py)
+  // and fits max_model_len later, at KV-cache init (`get_kv_cache_configs`).
+  const batchLen = flags.maxModelLen === -1 ? maxPos : maxModelLen;
+  const { maxNumSeqs, maxNumBatchedTokens } = batchLimits(flags, batchLen, enableChunkedPrefill);
+  const numGpuBlocks = flags.numGpuBlocksOverride ?? checkFits(flags, memBlocks, maxModelLen, blockSize);
 
   const preemptionMode = flags.preemptionMode ?? 'recompute';
   const swapSpace = flags.swapSpace ?? (preemptionMode === 'swap' ? V1_DEFAULTS.swapSpaceGiB : 0);
@@ -81,18 +111,27 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
     numGpuBlocks,
     preemptionMode,
     numCpuBlocks,
-    reserveFullIsl: true,
+    reserveFullIsl: flags.schedulerReserveFullIsl ?? true,
+    schedulingPolicy: flags.schedulingPolicy ?? 'fcfs',
   };
 }
 
-/** max_num_seqs and max_num_batched_tokens after vLLM's defaults and clamps; throws when they cannot work together. */
+/**
+ * max_num_seqs and max_num_batched_tokens after vLLM's defaults, `--performance-mode throughput`
+ * (doubles the defaults only, `vllm/engine/arg_utils.py`) and clamps; throws when they cannot work together.
+ */
 function batchLimits(
   flags: ServerFlags,
   maxModelLen: number,
   enableChunkedPrefill: boolean,
 ): { maxNumSeqs: number; maxNumBatchedTokens: number } {
-  let maxNumSeqs = flags.maxNumSeqs ?? V1_DEFAULTS.maxNumSeqs;
-  let maxNumBatchedTokens = flags.maxNumBatchedTokens ?? V1_DEFAULTS.maxNumBatchedTokens;
+  const mode = flags.performanceMode ?? 'balanced';
+  if (!PERFORMANCE_MODES.includes(mode)) {
+    throw new Error(`--performance-mode must be one of ${PERFORMANCE_MODES.join(', ')}, got ${mode}`);
+  }
+  const scale = mode === 'throughput' ? 2 : 1;
+  let maxNumSeqs = flags.maxNumSeqs ?? V1_DEFAULTS.maxNumSeqs * scale;
+  let maxNumBatchedTokens = flags.maxNumBatchedTokens ?? V1_DEFAULTS.maxNumBatchedTokens * scale;
   if (flags.maxNumBatchedTokens === undefined) {
     if (!enableChunkedPrefill) maxNumBatchedTokens = Math.max(maxModelLen, maxNumBatchedTokens);
     maxNumBatchedTokens = Math.min(maxNumBatchedTokens, maxNumSeqs * maxModelLen);
@@ -115,44 +154,60 @@ function batchLimits(
   return { maxNumSeqs, maxNumBatchedTokens };
 }
 
-/** KV blocks on the GPU (profiled, or `numGpuBlocksOverride`) and the bytes of one block; throws when no sequence fits. */
-function gpuBlocks(
-  flags: ServerFlags,
-  profile: Profile,
-  maxModelLen: number,
-  blockSize: number,
-): { numGpuBlocks: number; blockBytes: number } {
+/**
+ * KV blocks the memory holds: `kvCacheMemoryBytes` / block bytes when given (vLLM then skips profiling
+ * and ignores --gpu-memory-utilization), else what the profiling run leaves. Throws when no block fits.
+ * Deviation: a `kvCacheMemoryBytes` larger than the memory left beside the weights and activations is
+ * refused here; vLLM starts and fails with CUDA out of memory when it allocates the cache.
+ */
+function memoryBlocks(flags: ServerFlags, profile: Profile, blockBytes: number): number {
+  const m = profile.model;
   const util = flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization;
   if (!(util > 0 && util <= 1)) {
     throw new Error(`--gpu-memory-utilization must be in (0, 1], got ${util}`);
   }
-  const blockBytes = kvBlockBytes(profile, blockSize);
-  const profiledBlocks = profiledGpuBlocks(profile, util, blockBytes);
-  let numGpuBlocks: number;
-  if (flags.numGpuBlocksOverride !== undefined) {
-    numGpuBlocks = flags.numGpuBlocksOverride;
-  } else {
-    if (profiledBlocks <= 0) {
-      const need =
-        (profile.model.weightsInVramBytes + profile.model.activationReserveBytes + blockBytes) / profile.gpu.deviceMemoryBytes;
+  const kvBytes = flags.kvCacheMemoryBytes;
+  if (kvBytes) {
+    const room = profile.gpu.deviceMemoryBytes - m.weightsInVramBytes - m.activationReserveBytes;
+    if (kvBytes > room) {
       throw new Error(
-        `no memory left for the KV cache at --gpu-memory-utilization ${util}: weights and activations need ` +
-          `${((profile.model.weightsInVramBytes + profile.model.activationReserveBytes) / GiB).toFixed(2)} GiB of ` +
-          `${(profile.gpu.deviceMemoryBytes / GiB).toFixed(2)} GiB; raise it above ${need.toFixed(3)}`,
+        `--kv-cache-memory-bytes ${kvBytes} does not fit beside the weights and activations: ${room} bytes ` +
+          `(${(room / GiB).toFixed(2)} GiB) are left on the GPU; lower it to ≤ ${room}`,
       );
     }
-    numGpuBlocks = profiledBlocks;
-    const blocksPerSeq = Math.ceil(maxModelLen / blockSize);
-    if (blocksPerSeq > numGpuBlocks) {
-      const fitLen = numGpuBlocks * blockSize;
-      throw new Error(
-        `one sequence of --max-model-len ${maxModelLen} needs ${blocksPerSeq} KV blocks but only ${numGpuBlocks} fit at ` +
-          `--gpu-memory-utilization ${util} (estimated maximum model length ${fitLen}); ` +
-          `raise --gpu-memory-utilization or set --max-model-len ≤ ${fitLen}`,
-      );
+    const blocks = Math.floor(kvBytes / blockBytes);
+    if (blocks < 1 && flags.numGpuBlocksOverride === undefined) {
+      throw new Error(`--kv-cache-memory-bytes ${kvBytes} holds no KV block of ${blockBytes} bytes; raise it to ≥ ${blockBytes}`);
     }
+    return blocks;
   }
-  return { numGpuBlocks, blockBytes };
+  const blocks = profiledGpuBlocks(profile, util, blockBytes);
+  if (blocks <= 0 && flags.numGpuBlocksOverride === undefined) {
+    const need = (m.weightsInVramBytes + m.activationReserveBytes + blockBytes) / profile.gpu.deviceMemoryBytes;
+    throw new Error(
+      `no memory left for the KV cache at --gpu-memory-utilization ${util}: weights and activations need ` +
+        `${((m.weightsInVramBytes + m.activationReserveBytes) / GiB).toFixed(2)} GiB of ` +
+        `${(profile.gpu.deviceMemoryBytes / GiB).toFixed(2)} GiB; raise it above ${need.toFixed(3)}`,
+    );
+  }
+  return blocks;
+}
+
+/** vLLM's startup check that one max_model_len sequence fits (`_check_enough_kv_cache_memory`); returns the block count. */
+function checkFits(flags: ServerFlags, numGpuBlocks: number, maxModelLen: number, blockSize: number): number {
+  const blocksPerSeq = Math.ceil(maxModelLen / blockSize);
+  if (blocksPerSeq > numGpuBlocks) {
+    const fitLen = numGpuBlocks * blockSize;
+    const knob = flags.kvCacheMemoryBytes
+      ? `--kv-cache-memory-bytes ${flags.kvCacheMemoryBytes}`
+      : `--gpu-memory-utilization ${flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization}`;
+    throw new Error(
+      `one sequence of --max-model-len ${maxModelLen} needs ${blocksPerSeq} KV blocks but only ${numGpuBlocks} fit at ` +
+        `${knob} (estimated maximum model length ${fitLen}); ` +
+        `raise ${knob.split(' ')[0]}, set --max-model-len ≤ ${fitLen}, or --max-model-len auto`,
+    );
+  }
+  return numGpuBlocks;
 }
 
 /** Blocks the profiling run would find: floor((device·util − weights − activation reserve) / blockBytes). May be ≤ 0. */

@@ -15,6 +15,8 @@ export interface SimRequest extends KvSeq {
   readonly promptTokens: number;
   /** Engine clock time the request was added, ms. */
   readonly arrivalMs: number;
+  /** `priority` of the request (lower = earlier under `--scheduling-policy priority`), default 0. */
+  readonly priority: number;
   readonly onOutput: (out: EngineOutput) => void;
   status: RequestStatus;
   /** Generated tokens so far (EOS included). */
@@ -43,6 +45,7 @@ export function newSimRequest(
     promptTokenIds: input.promptTokenIds,
     promptTokens: input.promptTokenIds.length,
     arrivalMs,
+    priority: input.priority ?? 0,
     onOutput,
     salt,
     status: 'waiting',

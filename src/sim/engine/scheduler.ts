@@ -9,33 +9,23 @@
  * No clock and no cost model here: `schedule` decides who runs and how many tokens each
  * gets, `update` applies the step's result once the engine says the step has ended.
  */
-import { addDecode, addPrefill, emptyBatch, resetBatch, type StepBatch } from './cost';
 import { Deque } from './deque';
 import { numTokens, stopReason, type SimRequest } from './engine-request';
 import { KvBlockPool } from './kv';
+import { createRequestQueue, type RequestQueue, victimIndex } from './request-queue';
+import { emptyPlan, planDrop, planRebuild, planTake, resetPlan, type StepPlan } from './step-plan';
 import type { EngineConfig, EngineOutput } from './types';
 
-/** What `schedule` decided for one step. Arrays and the batch are reused by the next call. */
-export interface StepPlan {
-  /** Requests scheduled this step, in scheduling order; each one's token count is `req.scheduled`. */
-  scheduled: SimRequest[];
-  /** The step's work for the cost model (swap fields left 0; see `swapBlocks`). */
-  batch: StepBatch;
-  scheduledTokens: number;
-  /** Preemptions in this step (recompute or swap). */
-  preemptions: number;
-  /** KV blocks moved between GPU and CPU this step (swap mode), out + in. */
-  swapBlocks: number;
-}
+export type { StepPlan } from './step-plan';
 
 /** Running, waiting and swapped queues over one KV block pool. */
 export class Scheduler {
   readonly config: EngineConfig;
   readonly kv: KvBlockPool;
-  /** RUNNING in admission order; preemption pops the end. */
+  /** RUNNING in admission order; FCFS preemption pops the end. */
   readonly running: SimRequest[] = [];
-  /** WAITING, FCFS; preempted (recompute) requests are put at the front. */
-  readonly waiting = new Deque<SimRequest>();
+  /** WAITING: FCFS deque (preempted requests at the front) or, under `priority`, a heap on (priority, arrival). */
+  readonly waiting: RequestQueue;
   /** Swapped-out requests (swap mode), resumed before any waiting request is admitted. */
   readonly swapped = new Deque<SimRequest>();
   /** `vllm:num_preemptions_total`. */
@@ -45,11 +35,12 @@ export class Scheduler {
   /** `vllm:generation_tokens_total`. */
   generationTokens = 0;
 
-  private readonly plan: StepPlan = { scheduled: [], batch: emptyBatch(), scheduledTokens: 0, preemptions: 0, swapBlocks: 0 };
+  private readonly plan: StepPlan = emptyPlan();
   private readonly hits: number[] = [];
 
   constructor(config: EngineConfig) {
     this.config = config;
+    this.waiting = createRequestQueue(config.schedulingPolicy);
     this.kv = new KvBlockPool({
       numGpuBlocks: config.numGpuBlocks,
       blockSize: config.blockSize,
@@ -66,18 +57,18 @@ export class Scheduler {
 
   /**
    * One scheduling step starting at `stepStartMs`: running requests first (decodes and
-   * continuing prefill chunks), preempting the newest on allocation failure; then, only if
-   * nothing was preempted, swapped requests (swap mode) and WAITING admissions (FCFS) that
-   * arrived by `stepStartMs`.
+   * continuing prefill chunks), preempting on allocation failure (FCFS: the newest admitted;
+   * PRIORITY: the worst priority, newest first, even one already scheduled this step); then, only
+   * if nothing was preempted, swapped requests (swap mode) and WAITING admissions, in policy order,
+   * among those that arrived by `stepStartMs`.
    */
   schedule(stepStartMs = Number.POSITIVE_INFINITY): StepPlan {
     const cfg = this.config;
     const plan = this.plan;
-    plan.scheduled.length = 0;
-    resetBatch(plan.batch);
-    plan.scheduledTokens = plan.preemptions = plan.swapBlocks = 0;
+    resetPlan(plan);
     const thr = cfg.longPrefillTokenThreshold;
     let budget = cfg.maxNumBatchedTokens;
+    let unscheduled = false;
 
     let i = 0;
     while (i < this.running.length && budget > 0) {
@@ -95,15 +86,22 @@ export class Scheduler {
           ok = true;
           break;
         }
-        const victim = this.running.pop()!;
+        const victim = this.running.splice(victimIndex(this.running, cfg.schedulingPolicy), 1)[0];
+        if (plan.scheduled.includes(victim)) {
+          // vllm/v1/core/sched/scheduler.py: a PRIORITY victim scheduled earlier this step gives its tokens back (req_index -= 1).
+          budget += planDrop(plan, victim);
+          unscheduled = true;
+          i--;
+        }
         this.preempt(victim);
         if (victim === r) break;
       }
       if (!ok) break;
-      this.take(r, n);
+      planTake(plan, r, n);
       budget -= n;
       i++;
     }
+    if (unscheduled) planRebuild(plan);
     if (plan.preemptions > 0) return plan;
 
     while (this.swapped.size > 0 && budget > 0 && this.running.length < cfg.maxNumSeqs) {
@@ -118,14 +116,25 @@ export class Scheduler {
       this.swapped.popFront();
       r.status = 'running';
       this.running.push(r);
-      this.take(r, n);
+      planTake(plan, r, n);
       budget -= n;
     }
     if (this.swapped.size > 0) return plan;
 
+    this.admitWaiting(stepStartMs, budget);
+    return plan;
+  }
+
+  /**
+   * WAITING admissions with `budget` tokens left, in policy order among requests that arrived by
+   * `stepStartMs`; stops at the first that does not fit (waiting requests never preempt).
+   */
+  private admitWaiting(stepStartMs: number, budget: number): void {
+    const cfg = this.config;
+    const thr = cfg.longPrefillTokenThreshold;
     while (this.waiting.size > 0 && budget > 0 && this.running.length < cfg.maxNumSeqs) {
-      const r = this.waiting.peekFront()!;
-      if (r.arrivalMs > stepStartMs) break; // arrived mid-step: waits for the next schedule()
+      const r = this.waiting.peekReady(stepStartMs); // one that arrived mid-step waits for the next schedule()
+      if (!r) break;
       const total = numTokens(r);
       const hit = this.kv.findCached(r, total, r.numPreemptions === 0, this.hits);
       let n = total - hit;
@@ -133,15 +142,14 @@ export class Scheduler {
       if (!cfg.enableChunkedPrefill && n > budget) break;
       n = Math.min(n, budget);
       if (!this.kv.allocate(r, hit, n, this.hits, cfg.reserveFullIsl ? total : 0)) break;
-      this.waiting.popFront();
+      this.waiting.remove(r);
       r.status = 'running';
       r.computed = hit;
       if (r.cachedTokens < 0) r.cachedTokens = hit;
       this.running.push(r);
-      this.take(r, n);
+      planTake(this.plan, r, n);
       budget -= n;
     }
-    return plan;
   }
 
   /**
@@ -209,19 +217,11 @@ export class Scheduler {
     r.status = 'finished';
   }
 
-  private take(r: SimRequest, n: number): void {
-    const plan = this.plan;
-    r.scheduled = n;
-    plan.scheduled.push(r);
-    plan.scheduledTokens += n;
-    if (n === 1 && r.computed + 1 === numTokens(r)) addDecode(plan.batch, r.computed + 1);
-    else addPrefill(plan.batch, n, r.computed);
-  }
-
   /**
    * Preempt `victim` (already popped from RUNNING). Swap mode moves its blocks to the CPU
    * pool if they fit there (else it falls back to recompute); recompute frees its blocks
-   * (they stay cached), resets num_computed_tokens and puts it at the FRONT of WAITING.
+   * (they stay cached), resets num_computed_tokens and prepends it to WAITING (FCFS: the front;
+   * PRIORITY: its place by priority and arrival).
    * Deviation: when the CPU pool is full, V0 raised "Aborted due to the lack of CPU swap space"
    * (`vllm/core/scheduler.py` `Scheduler._swap_out`) where this falls back to recompute.
    */

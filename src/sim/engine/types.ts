@@ -24,8 +24,13 @@ export interface EngineConfig {
   preemptionMode: 'recompute' | 'swap';
   /** CPU swap space in blocks (swap mode only). */
   numCpuBlocks: number;
-  /** Admission requires the whole uncached prompt to fit in free blocks (V1 default true). */
+  /** Admission requires the whole uncached prompt to fit in free blocks (V1 default true, `--no-scheduler-reserve-full-isl` turns it off). */
   reserveFullIsl: boolean;
+  /**
+   * `--scheduling-policy`: `fcfs` (default; undefined means fcfs) or `priority`: WAITING ordered by
+   * (priority, arrival) and the preemption victim is the worst priority, newest first (`vllm/v1/core/sched/scheduler.py`).
+   */
+  schedulingPolicy?: 'fcfs' | 'priority';
 }
 
 /** One request as the engine sees it. */
@@ -42,6 +47,8 @@ export interface EngineRequestInput {
    */
   naturalLength: number;
   ignoreEos: boolean;
+  /** The request's `priority` (lower runs first under `--scheduling-policy priority`; ignored under fcfs). Default 0. */
+  priority?: number;
 }
 
 /** What one engine step produced for one request. */

@@ -165,6 +165,7 @@ export function addChoices(
           minTokens: req.minTokens,
           naturalLength: c.naturalLength,
           ignoreEos: req.ignoreEos,
+          priority: req.priority,
         },
         (out) => onOutput(c, out),
       );

@@ -34,6 +34,21 @@ export function laxInt(body: Record<string, unknown>, key: string): number | und
   throw validationError(key, `Input should be a valid integer, got ${describe(v)}`, key, 'int_parsing');
 }
 
+/**
+ * `priority: int = 0` (`PriorityRequestMixin` / the chat and completion models in
+ * `vllm/entrypoints/openai/*protocol.py`): a lax int; `null` is a 400 (`int_type`, the field is not
+ * Optional); absent → 0. Lower runs first under `--scheduling-policy priority`. Under fcfs vLLM V1
+ * accepts and ignores any value: the field's description says a non-zero priority "will raise an error
+ * if the served model does not use priority scheduling", but that check lived in V0's
+ * `LLMEngine.add_request`; V1's `AsyncLLM.add_request` and `InputProcessor.process_inputs`
+ * (`vllm/v1/engine/`) pass it on unchecked and the FCFS queue never reads it.
+ */
+export function priorityField(body: Record<string, unknown>): number {
+  if (body.priority === null)
+    throw validationError('priority', 'Input should be a valid integer', 'priority', { kind: 'int_type', input: null });
+  return laxInt(body, 'priority') ?? 0;
+}
+
 /** Pydantic lax `float | None`: numbers and numeric strings; else 400. */
 export function laxFloat(body: Record<string, unknown>, key: string): number | undefined {
   const v = body[key];

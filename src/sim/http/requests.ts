@@ -7,7 +7,7 @@
  */
 import { checkMessages, checkTools } from './chat-fields';
 import { ApiError } from './reply';
-import { laxBool, laxInt, modelName, samplingFields, streamFields, validationError } from './request-fields';
+import { laxBool, laxInt, modelName, priorityField, samplingFields, streamFields, validationError } from './request-fields';
 import { vllmValidationError } from './vllm-errors';
 import { contentText, detectLanguage, type SimTokenizer, type TextLang } from './tokens';
 
@@ -35,6 +35,8 @@ export interface GenRequest {
   stop: string[];
   /** Top logprobs per token when logprobs were asked for (0..20); undefined when not. */
   logprobs?: number;
+  /** `priority` (default 0; lower first under `--scheduling-policy priority`, ignored under fcfs as in vLLM V1). */
+  priority: number;
 }
 
 /** Server facts the rules depend on. */
@@ -80,6 +82,7 @@ export function parseGenRequest(
   const { promptTokenIds, lang } = promptOf(api, body, tok);
   const { maxTokens, minTokens } = outputCaps(api, body, promptTokenIds.length, rules.maxModelLen);
   const ignoreEos = laxBool(body.ignore_eos, 'ignore_eos') ?? false;
+  const priority = priorityField(body);
   return {
     api,
     promptTokenIds,
@@ -93,6 +96,7 @@ export function parseGenRequest(
     n: choices,
     stop,
     logprobs,
+    priority,
   };
 }
 
