@@ -52,6 +52,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'enablePrefixCaching', cli: '--enable-prefix-caching', type: 'bool', vllm: true, into: 'flags', help: 'Reuse KV blocks of identical prompt prefixes (V1 default on).' },
   { key: 'numGpuBlocksOverride', cli: '--num-gpu-blocks-override', type: 'int', min: 2, vllm: true, into: 'flags', help: 'Force the number of KV blocks (to provoke preemption).' },
   { key: 'blockSize', cli: '--block-size', type: 'int', min: 1, vllm: true, into: 'flags', help: 'Tokens per KV block (default 16).' },
+  { key: 'asyncScheduling', cli: '--async-scheduling', type: 'bool', vllm: true, into: 'flags', help: 'Schedule the next step while the current one runs (default on since vLLM 0.14): arrivals wait one more step.' },
   { key: 'enablePromptTokensDetails', cli: '--enable-prompt-tokens-details', type: 'bool', vllm: true, into: 'args', help: 'Report usage.prompt_tokens_details.cached_tokens (default off).' },
   { key: 'enableForceIncludeUsage', cli: '--enable-force-include-usage', type: 'bool', vllm: true, into: 'args', help: 'Send usage on every stream, continuously (default off).' },
   { key: 'swapSpace', cli: '--swap-space', type: 'number', min: 0, vllm: false, into: 'flags', help: 'GiB of CPU swap for --preemption-mode swap (V0 only; removed from vLLM in 2026-03).' },

@@ -41,6 +41,8 @@ function checkInt(name: string, v: number | undefined, min: number): void {
  *   does not fit in the KV cache (vLLM's startup check; skipped with numGpuBlocksOverride).
  * - num_gpu_blocks = floor((device·util − weights − activation reserve) / block bytes),
  *   block bytes = 2·L·n_kv·head_dim·2·block_size; or `numGpuBlocksOverride`.
+ * - async_scheduling on unless `asyncScheduling: false` (vLLM turns it on when nothing is incompatible,
+ *   `vllm/config/vllm.py` `VllmConfig.__post_init__`; none of its exceptions apply to this model).
  * - Swap mode (simulator only, V0's `--preemption-mode swap`): numCpuBlocks = floor(swapSpace GiB / block bytes), swapSpace default 4.
  */
 export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAULT_PROFILE): EngineConfig {
@@ -82,6 +84,7 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
     preemptionMode,
     numCpuBlocks,
     reserveFullIsl: true,
+    asyncScheduling: flags.asyncScheduling ?? true,
   };
 }
 

@@ -8,6 +8,12 @@
  * V0's `_schedule_chunked_prefill` did running, then swapped, then waiting.
  * No clock and no cost model here: `schedule` decides who runs and how many tokens each
  * gets, `update` applies the step's result once the engine says the step has ended.
+ * Bookkeeping follows vLLM's AsyncScheduler (`vllm/v1/core/sched/async_scheduler.py`), which
+ * equals the plain Scheduler when no step is in flight at `schedule()` time (sync mode):
+ * `computed` advances at schedule time (`Scheduler._update_after_schedule`), and a step that
+ * completes a prefill or decodes adds an output placeholder until `update` brings the token.
+ * So with one step in flight (async scheduling, see engine-loop.ts) the next `schedule()` can
+ * already give a decoding request its next token, and the next prefill chunk to a chunked one.
  */
 import { addDecode, addPrefill, emptyBatch, resetBatch, type StepBatch } from './cost';
 import { Deque } from './deque';
@@ -17,8 +23,10 @@ import type { EngineConfig, EngineOutput } from './types';
 
 /** What `schedule` decided for one step. Arrays and the batch are reused by the next call. */
 export interface StepPlan {
-  /** Requests scheduled this step, in scheduling order; each one's token count is `req.scheduled`. */
+  /** Requests scheduled this step, in scheduling order; each one's token count is `req.scheduled` until the next `schedule()`. */
   scheduled: SimRequest[];
+  /** Per entry of `scheduled`: this step samples a token for it (prefill completed or decode), vLLM's `not is_prefill_chunk`. */
+  emits: boolean[];
   /** The step's work for the cost model (swap fields left 0; see `swapBlocks`). */
   batch: StepBatch;
   scheduledTokens: number;
@@ -26,6 +34,10 @@ export interface StepPlan {
   preemptions: number;
   /** KV blocks moved between GPU and CPU this step (swap mode), out + in. */
   swapBlocks: number;
+}
+
+function newPlan(): StepPlan {
+  return { scheduled: [], emits: [], batch: emptyBatch(), scheduledTokens: 0, preemptions: 0, swapBlocks: 0 };
 }
 
 /** Running, waiting and swapped queues over one KV block pool. */
@@ -45,7 +57,9 @@ export class Scheduler {
   /** `vllm:generation_tokens_total`. */
   generationTokens = 0;
 
-  private readonly plan: StepPlan = { scheduled: [], batch: emptyBatch(), scheduledTokens: 0, preemptions: 0, swapBlocks: 0 };
+  /** Two plans, used in turn, so the plan of a step in flight survives the next `schedule()`. */
+  private readonly plans: StepPlan[] = [newPlan(), newPlan()];
+  private plan: StepPlan = this.plans[1];
   private readonly hits: number[] = [];
 
   constructor(config: EngineConfig) {
@@ -72,8 +86,9 @@ export class Scheduler {
    */
   schedule(stepStartMs = Number.POSITIVE_INFINITY): StepPlan {
     const cfg = this.config;
-    const plan = this.plan;
+    const plan = (this.plan = this.plans[this.plan === this.plans[0] ? 1 : 0]);
     plan.scheduled.length = 0;
+    plan.emits.length = 0;
     resetBatch(plan.batch);
     plan.scheduledTokens = plan.preemptions = plan.swapBlocks = 0;
     const thr = cfg.longPrefillTokenThreshold;
@@ -82,7 +97,12 @@ export class Scheduler {
     let i = 0;
     while (i < this.running.length && budget > 0) {
       const r = this.running[i];
-      let n = numTokens(r) - r.computed;
+      // Async: skip a request sure to reach max_tokens with its in-flight token (scheduler.py `schedule`).
+      if (r.placeholders > 0 && r.computed + 2 - r.placeholders >= r.promptTokens + r.input.maxTokens) {
+        i++;
+        continue;
+      }
+      let n = numTokens(r) + r.placeholders - r.computed;
       if (thr > 0 && n > thr) n = thr;
       n = Math.min(n, budget, cfg.maxModelLen - 1 - r.computed);
       if (n <= 0) {
@@ -145,22 +165,24 @@ export class Scheduler {
   }
 
   /**
-   * Apply the step that `schedule` planned, as of `endMs`: computed += scheduled; a request
-   * whose computed tokens reach num_tokens samples one token (prefill completion or decode);
-   * partial chunks produce nothing. Finished requests free their blocks and leave RUNNING.
-   * Appends one (request, output) pair per token-producing request to `reqs`/`outs` and
-   * returns the step's iteration tokens (prompts completed for the first time + tokens generated).
+   * Apply the step `plan` (default: the last one scheduled) as of `endMs`: each entry that
+   * `emits` samples one token (prefill completion or decode); partial chunks produce nothing.
+   * Finished requests free their blocks and leave RUNNING. Appends one (request, output) pair
+   * per token-producing request to `reqs`/`outs` and returns the step's iteration tokens
+   * (prompts completed for the first time + tokens generated). With a step in flight (async):
+   * a request that finished in an earlier update is skipped (its extra token is discarded, as
+   * vLLM's `update_from_output` skips finished requests); one preempted after this step was
+   * scheduled still gets its token (vLLM appends it to the PREEMPTED request) and, if that
+   * finishes it, leaves WAITING.
    */
-  update(endMs: number, reqs: SimRequest[], outs: EngineOutput[]): number {
-    const scheduled = this.plan.scheduled;
+  update(endMs: number, reqs: SimRequest[], outs: EngineOutput[], plan: StepPlan = this.plan): number {
+    const scheduled = plan.scheduled;
     let iterationTokens = 0;
     let finished = 0;
     for (let k = 0; k < scheduled.length; k++) {
       const r = scheduled[k];
-      if (r.status !== 'running') continue; // aborted mid-step
-      r.computed += r.scheduled;
-      r.scheduled = 0;
-      if (r.computed < numTokens(r)) continue;
+      if (r.status === 'finished' || !plan.emits[k]) continue; // aborted or finished earlier; partial chunk
+      r.placeholders--;
       r.outputTokens++;
       this.generationTokens++;
       iterationTokens++;
@@ -175,13 +197,15 @@ export class Scheduler {
       if (r.outputTokens === 1) out.cachedTokens = Math.max(0, r.cachedTokens);
       reqs.push(r);
       outs.push(out);
-      if (finishReason) {
+      if (finishReason && r.status !== 'running') this.abort(r); // preempted while this step ran
+      else if (finishReason) {
         r.status = 'finished';
         this.kv.free(r);
         finished++;
       }
     }
     scheduled.length = 0;
+    plan.emits.length = 0;
     if (finished > 0) {
       let w = 0;
       for (let k = 0; k < this.running.length; k++) {
@@ -209,13 +233,19 @@ export class Scheduler {
     r.status = 'finished';
   }
 
+  /** Schedule `n` tokens of `r`: plan entry, cost, then computed += n and a placeholder if the step samples (`_update_after_schedule`). */
   private take(r: SimRequest, n: number): void {
     const plan = this.plan;
+    const target = numTokens(r) + r.placeholders;
+    const emits = r.computed + n >= target;
     r.scheduled = n;
     plan.scheduled.push(r);
+    plan.emits.push(emits);
     plan.scheduledTokens += n;
-    if (n === 1 && r.computed + 1 === numTokens(r)) addDecode(plan.batch, r.computed + 1);
+    if (n === 1 && r.computed + 1 === target) addDecode(plan.batch, r.computed + 1);
     else addPrefill(plan.batch, n, r.computed);
+    r.computed += n;
+    if (emits) r.placeholders++;
   }
 
   /**

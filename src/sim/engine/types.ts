@@ -26,6 +26,11 @@ export interface EngineConfig {
   numCpuBlocks: number;
   /** Admission requires the whole uncached prompt to fit in free blocks (V1 default true). */
   reserveFullIsl: boolean;
+  /**
+   * `--async-scheduling` (default true, as vLLM ≥ 0.14, `vllm/config/vllm.py`): step k+1 is scheduled
+   * when step k starts, so a request arriving during step k runs in step k+2 (engine-loop.ts).
+   */
+  asyncScheduling: boolean;
 }
 
 /** One request as the engine sees it. */
