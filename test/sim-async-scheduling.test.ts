@@ -55,7 +55,10 @@ function runExample(asyncScheduling: boolean): Example {
   const late = submit(h, arrivalMs, randomPrompt(rng, PROMPT), { maxTokens: 5 });
   // The simulator's request_queue_time, wired as src/sim/serve.ts does.
   const queueS: number[] = [];
-  const q = new QueueTimes(() => h.engine.scheduler.running, (s) => queueS.push(s));
+  const q = new QueueTimes(
+    () => h.engine.scheduler.running,
+    (s) => queueS.push(s),
+  );
   h.clock.at(arrivalMs, () => q.track(late.id, arrivalMs));
   h.engine.onStep((s) => q.onStep(s.startMs));
   h.clock.runUntilIdle();
@@ -85,7 +88,9 @@ describe('async scheduling: 8 decoding streams, one request arriving mid-step', 
     expect(on.late.outTimes[0]).toBe(on.h.steps[K + 1].endMs);
     expect(on.h.steps[K].prefillTokens).toBe(0); // step K+1 was scheduled before the arrival
     expect(on.h.steps[K + 1].prefillTokens).toBe(PROMPT);
-    console.log(`async on: TTFT ${ttft(on.late).toFixed(2)} ms (residual ${residual.toFixed(2)} + ${streamStepMs(K + 1).toFixed(2)} + ${streamStepMs(K + 2, true).toFixed(2)})`);
+    console.log(
+      `async on: TTFT ${ttft(on.late).toFixed(2)} ms (residual ${residual.toFixed(2)} + ${streamStepMs(K + 1).toFixed(2)} + ${streamStepMs(K + 2, true).toFixed(2)})`,
+    );
   });
 
   it('async off: first token at the end of step K+1, TTFT = residual + 1 step', () => {
@@ -93,7 +98,10 @@ describe('async scheduling: 8 decoding streams, one request arriving mid-step', 
     expect(ttft(off.late)).toBeCloseTo(expected, 9);
     expect(off.late.outTimes[0]).toBe(off.h.steps[K].endMs);
     expect(off.h.steps[K].prefillTokens).toBe(PROMPT);
-    expect(ttft(on.late) - ttft(off.late)).toBeCloseTo(streamStepMs(K + 2, true) + streamStepMs(K + 1) - streamStepMs(K + 1, true), 9);
+    expect(ttft(on.late) - ttft(off.late)).toBeCloseTo(
+      streamStepMs(K + 2, true) + streamStepMs(K + 1) - streamStepMs(K + 1, true),
+      9,
+    );
     console.log(`async off: TTFT ${ttft(off.late).toFixed(2)} ms`);
   });
 

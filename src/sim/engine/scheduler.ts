@@ -8,17 +8,15 @@
  * V0's `_schedule_chunked_prefill` did running, then swapped, then waiting.
  * No clock and no cost model here: `schedule` decides who runs and how many tokens each
  * gets, `update` applies the step's result once the engine says the step has ended.
- * Bookkeeping follows vLLM's AsyncScheduler (`vllm/v1/core/sched/async_scheduler.py`), which
- * equals the plain Scheduler when no step is in flight at `schedule()` time (sync mode):
- * `computed` advances at schedule time (`Scheduler._update_after_schedule`), and a step that
- * completes a prefill or decodes adds an output placeholder until `update` brings the token.
- * So with one step in flight (async scheduling, see engine-loop.ts) the next `schedule()` can
- * already give a decoding request its next token, and the next prefill chunk to a chunked one.
+ * Bookkeeping is vLLM's AsyncScheduler (`vllm/v1/core/sched/async_scheduler.py`; the same as the
+ * plain Scheduler when no step is in flight): `computed` advances at schedule time, and a token
+ * the step will sample is an output placeholder until `update` (step-update.ts) appends it.
  */
 import { addDecode, addPrefill, emptyBatch, resetBatch, type StepBatch } from './cost';
 import { Deque } from './deque';
-import { numTokens, stopReason, type SimRequest } from './engine-request';
+import { numTokens, type SimRequest } from './engine-request';
 import { KvBlockPool } from './kv';
+import { applyStep } from './step-update';
 import type { EngineConfig, EngineOutput } from './types';
 
 /** What `schedule` decided for one step. Arrays and the batch are reused by the next call. */
@@ -164,57 +162,9 @@ export class Scheduler {
     return plan;
   }
 
-  /**
-   * Apply the step `plan` (default: the last one scheduled) as of `endMs`: each entry that
-   * `emits` samples one token (prefill completion or decode); partial chunks produce nothing.
-   * Finished requests free their blocks and leave RUNNING. Appends one (request, output) pair
-   * per token-producing request to `reqs`/`outs` and returns the step's iteration tokens
-   * (prompts completed for the first time + tokens generated). With a step in flight (async):
-   * a request that finished in an earlier update is skipped (its extra token is discarded, as
-   * vLLM's `update_from_output` skips finished requests); one preempted after this step was
-   * scheduled still gets its token (vLLM appends it to the PREEMPTED request) and, if that
-   * finishes it, leaves WAITING.
-   */
+  /** Apply step `plan` (default: the last one scheduled) as of `endMs`; see `applyStep` in step-update.ts. */
   update(endMs: number, reqs: SimRequest[], outs: EngineOutput[], plan: StepPlan = this.plan): number {
-    const scheduled = plan.scheduled;
-    let iterationTokens = 0;
-    let finished = 0;
-    for (let k = 0; k < scheduled.length; k++) {
-      const r = scheduled[k];
-      if (r.status === 'finished' || !plan.emits[k]) continue; // aborted or finished earlier; partial chunk
-      r.placeholders--;
-      r.outputTokens++;
-      this.generationTokens++;
-      iterationTokens++;
-      if (!r.promptCounted) {
-        r.promptCounted = true;
-        this.promptTokens += r.promptTokens;
-        iterationTokens += r.promptTokens;
-      }
-      const finishReason = stopReason(r, this.config.maxModelLen);
-      const out: EngineOutput = { newTokens: 1, outputTokens: r.outputTokens, timeMs: endMs };
-      if (finishReason) out.finishReason = finishReason;
-      if (r.outputTokens === 1) out.cachedTokens = Math.max(0, r.cachedTokens);
-      reqs.push(r);
-      outs.push(out);
-      if (finishReason && r.status !== 'running') this.abort(r); // preempted while this step ran
-      else if (finishReason) {
-        r.status = 'finished';
-        this.kv.free(r);
-        finished++;
-      }
-    }
-    scheduled.length = 0;
-    plan.emits.length = 0;
-    if (finished > 0) {
-      let w = 0;
-      for (let k = 0; k < this.running.length; k++) {
-        const r = this.running[k];
-        if (r.status === 'running') this.running[w++] = r;
-      }
-      this.running.length = w;
-    }
-    return iterationTokens;
+    return applyStep(this, plan, endMs, reqs, outs);
   }
 
   /** Remove `r` from whichever queue holds it and free its blocks. No-op if finished. */
