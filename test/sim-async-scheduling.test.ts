@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { seededRng } from '../src/rng';
 import { addDecode, addPrefill, emptyBatch, stepTimeMs, type StepBatch } from '../src/sim/engine/cost';
 import { resolveEngineConfig } from '../src/sim/engine/config';
+import { newSimRequest, type SimRequest } from '../src/sim/engine/engine-request';
 import { QueueTimes } from '../src/sim/engine/queue-time';
+import { Scheduler } from '../src/sim/engine/scheduler';
+import type { EngineOutput } from '../src/sim/engine/types';
 import { parseServeArgs, toServeArgs } from '../src/vllm/flags';
 import { itls, makeHarness, randomPrompt, submit, ttft, type Harness, type Rec } from './sim-engine-harness';
 
@@ -185,6 +188,54 @@ describe('async scheduling: finishing, KV and preemption', () => {
       }
       expect(h.engine.stats()).toMatchObject({ running: 0, waiting: 0, kvUsage: 0, generationTokens: 360 });
     }
+  });
+});
+
+describe('async scheduling at the scheduler: a request preempted while its step is in flight', () => {
+  it('still gets the token that step computed, waits, and is re-admitted with it once blocks free up', () => {
+    // 2 usable blocks of 16: two 16-token prompts fill them; a's first decode needs a third block.
+    const cfg = { ...resolveEngineConfig({ numGpuBlocksOverride: 3, maxModelLen: 64 }), maxNumBatchedTokens: 64 };
+    const s = new Scheduler(cfg);
+    const outs = new Map<string, EngineOutput[]>();
+    const mk = (id: string, base: number): SimRequest => {
+      outs.set(id, []);
+      const prompt = Array.from({ length: 16 }, (_, i) => base + i);
+      const input = { id, promptTokenIds: prompt, maxTokens: 4, minTokens: 0, naturalLength: 4, ignoreEos: true };
+      return newSimRequest(input, 0, base, (o) => outs.get(id)!.push(o));
+    };
+    const a = mk('a', 1000);
+    const b = mk('b', 2000);
+    s.add(a);
+    s.add(b);
+    const apply = (plan: ReturnType<Scheduler['schedule']>) => {
+      const reqs: SimRequest[] = [];
+      const o: EngineOutput[] = [];
+      s.update(0, reqs, o, plan);
+      reqs.forEach((r, i) => r.onOutput(o[i]));
+      return reqs.map((r) => `${r.id}:${r.status}`);
+    };
+    const s1 = s.schedule();
+    expect(s1.scheduled.map((r) => r.id)).toEqual(['a', 'b']);
+    const s2 = s.schedule(); // step 1 in flight: a's decode needs a block, so b (newest) is preempted
+    expect(s2.scheduled.map((r) => r.id)).toEqual(['a']);
+    expect(s2.preemptions).toBe(1);
+    expect(b.status).toBe('waiting');
+    expect(apply(s1)).toEqual(['a:running', 'b:waiting']); // b still receives step 1's token
+    expect(outs.get('b')!.map((o) => o.outputTokens)).toEqual([1]);
+    let inflight = s2;
+    for (let i = 0; i < 20 && (a.status !== 'finished' || b.status !== 'finished'); i++) {
+      const next = s.schedule();
+      apply(inflight);
+      inflight = next;
+    }
+    apply(inflight);
+    for (const id of ['a', 'b']) {
+      const o = outs.get(id)!;
+      expect(o.map((x) => x.outputTokens)).toEqual([1, 2, 3, 4]);
+      expect(o[3].finishReason).toBe('length');
+    }
+    expect(s.kv.usage()).toBe(0);
+    expect(s.generationTokens).toBe(8);
   });
 });
 

@@ -19,7 +19,7 @@ import { KvBlockPool } from './kv';
 import { applyStep } from './step-update';
 import type { EngineConfig, EngineOutput } from './types';
 
-/** What `schedule` decided for one step. Arrays and the batch are reused by the next call. */
+/** What `schedule` decided for one step. Arrays and the batch are reused by the call after next (two plans alternate). */
 export interface StepPlan {
   /** Requests scheduled this step, in scheduling order; each one's token count is `req.scheduled` until the next `schedule()`. */
   scheduled: SimRequest[];
