@@ -4,8 +4,26 @@
  * placeholder accounting (`vllm/v1/core/sched/async_scheduler.py` `_update_request_with_output`).
  */
 import { stopReason, type SimRequest } from './engine-request';
-import type { Scheduler, StepPlan } from './scheduler';
-import type { EngineOutput } from './types';
+import type { KvBlockPool } from './kv';
+import type { EngineConfig, EngineOutput } from './types';
+
+/** The scheduler state a step's result changes (`Scheduler` has it). */
+export interface StepState {
+  readonly config: EngineConfig;
+  readonly kv: KvBlockPool;
+  readonly running: SimRequest[];
+  generationTokens: number;
+  promptTokens: number;
+  /** Remove a request from whichever queue holds it and free its blocks. */
+  abort(r: SimRequest): void;
+}
+
+/** The part of a `StepPlan` (scheduler.ts) applied here; both arrays are cleared. */
+export interface AppliedPlan {
+  scheduled: SimRequest[];
+  /** Per entry: the step samples a token for it. */
+  emits: boolean[];
+}
 
 /**
  * Apply step `plan` to `s` as of `endMs` (engine clock, ms): each entry that `emits` samples one
@@ -19,7 +37,7 @@ import type { EngineOutput } from './types';
  * - a request preempted after this step was scheduled still gets its token (vLLM appends it to
  *   the PREEMPTED request); if that token finishes it, it leaves WAITING.
  */
-export function applyStep(s: Scheduler, plan: StepPlan, endMs: number, reqs: SimRequest[], outs: EngineOutput[]): number {
+export function applyStep(s: StepState, plan: AppliedPlan, endMs: number, reqs: SimRequest[], outs: EngineOutput[]): number {
   const scheduled = plan.scheduled;
   let iterationTokens = 0;
   let finished = 0;
