@@ -12,7 +12,7 @@ import { makeHarness, randomPrompt, submit } from './sim-engine-harness';
 
 describe('step loop', () => {
   it('emits every stream at the same step boundary; a mid-step arrival waits for the next schedule()', () => {
-    const h = makeHarness();
+    const h = makeHarness({ asyncScheduling: false }); // sync arithmetic; async: sim-async-scheduling.test.ts
     const rng = seededRng(3);
     const a = submit(h, 0, randomPrompt(rng, 50), { maxTokens: 20 });
     const b = submit(h, 0, randomPrompt(rng, 50), { maxTokens: 20 });
@@ -49,7 +49,7 @@ describe('step loop', () => {
   });
 
   it('reports iteration tokens and kv usage per step', () => {
-    const h = makeHarness({ numGpuBlocksOverride: 101 });
+    const h = makeHarness({ numGpuBlocksOverride: 101, asyncScheduling: false }); // async allocates a step ahead
     const rng = seededRng(5);
     submit(h, 0, randomPrompt(rng, 160), { maxTokens: 4 });
     const usage: number[] = [];

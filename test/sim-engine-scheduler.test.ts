@@ -21,6 +21,7 @@ function cfg(over: Partial<EngineConfig> = {}): EngineConfig {
     preemptionMode: 'recompute',
     numCpuBlocks: 0,
     reserveFullIsl: true,
+    asyncScheduling: false,
     ...over,
   };
 }

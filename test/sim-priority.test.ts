@@ -25,6 +25,7 @@ function cfg(over: Partial<EngineConfig> = {}): EngineConfig {
     numCpuBlocks: 0,
     reserveFullIsl: true,
     schedulingPolicy: 'priority',
+    asyncScheduling: false,
     ...over,
   };
 }

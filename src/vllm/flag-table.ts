@@ -58,6 +58,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'performanceMode', cli: '--performance-mode', type: 'enum', values: ['balanced', 'interactivity', 'throughput'], vllm: true, into: 'flags', help: 'balanced (default), interactivity, or throughput (doubles the default batched tokens and max seqs: 4096/512 on a 4090).' },
   { key: 'blockSize', cli: '--block-size', type: 'int', min: 1, vllm: true, into: 'flags', help: 'Tokens per KV block (default 16).' },
   { key: 'streamInterval', cli: '--stream-interval', type: 'int', min: 1, vllm: true, into: 'flags', help: 'Tokens per streamed chunk after the first; the first token and the finish go at once (default 1).' },
+  { key: 'asyncScheduling', cli: '--async-scheduling', type: 'bool', vllm: true, into: 'flags', help: 'Schedule the next step while the current one runs (default on since vLLM 0.14): arrivals wait one more step.' },
   { key: 'enablePromptTokensDetails', cli: '--enable-prompt-tokens-details', type: 'bool', vllm: true, into: 'args', help: 'Report usage.prompt_tokens_details.cached_tokens (default off).' },
   { key: 'enableForceIncludeUsage', cli: '--enable-force-include-usage', type: 'bool', vllm: true, into: 'args', help: 'Send usage on every stream, continuously (default off).' },
   { key: 'swapSpace', cli: '--swap-space', type: 'number', min: 0, vllm: false, into: 'flags', help: 'GiB of CPU swap for --preemption-mode swap (V0 only; removed from vLLM in 2026-03).' },

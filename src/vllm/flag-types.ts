@@ -36,6 +36,8 @@ export interface ServerFlags {
   swapSpace?: number;
   /** Simulator only: `swap` reproduces V0's `--preemption-mode swap`; vLLM V1 only recomputes. */
   preemptionMode?: 'recompute' | 'swap';
+  /** `--async-scheduling`: schedule step k+1 while step k runs (vLLM default on since v0.14). */
+  asyncScheduling?: boolean;
   seed?: number;
 }
 

@@ -57,6 +57,8 @@ function checkInt(name: string, v: number | undefined, min: number): void {
  *   or `kvCacheMemoryBytes` when given (util ignored), block bytes = 2·L·n_kv·head_dim·2·block_size;
  *   or `numGpuBlocksOverride`.
  * - schedulingPolicy fcfs, reserveFullIsl true unless the flags say otherwise.
+ * - async_scheduling on unless `asyncScheduling: false` (vLLM turns it on when nothing is incompatible,
+ *   `vllm/config/vllm.py` `VllmConfig.__post_init__`; none of its exceptions apply to this model).
  * - Swap mode (simulator only, V0's `--preemption-mode swap`): numCpuBlocks = floor(swapSpace GiB / block bytes), swapSpace default 4.
  */
 export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAULT_PROFILE): EngineConfig {
@@ -113,6 +115,7 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
     numCpuBlocks,
     reserveFullIsl: flags.schedulerReserveFullIsl ?? true,
     schedulingPolicy: flags.schedulingPolicy ?? 'fcfs',
+    asyncScheduling: flags.asyncScheduling ?? true,
   };
 }
 

@@ -1,8 +1,37 @@
 /**
- * The engine's ONE global step loop (vLLM V1's schedule → execute → update, as in
- * `vllm/v1/engine/core.py` `EngineCore.step`) on an injected clock. A step's duration comes from
- * the roofline cost model; its results are applied at the absolute time stepStart + duration,
- * when every request that produced a token gets its output (all at the same step boundary).
+ * The engine's ONE global step loop (vLLM V1's schedule → execute → update) on an injected
+ * clock. A step's duration comes from the roofline cost model; its results are applied at the
+ * absolute time stepStart + duration, when every request that produced a token gets its output
+ * (all at the same step boundary).
+ *
+ * Two pipelines, chosen by `config.asyncScheduling`:
+ * - Sync (`--no-async-scheduling`, `vllm/v1/engine/core.py` `EngineCore.step`): a step is
+ *   scheduled when the previous one has ended and been applied, and starts at once.
+ * - Async (the default, `EngineCore.step_with_batch_queue` with a batch queue 2 deep:
+ *   `max_concurrent_batches` is 2 with async scheduling, `vllm/v1/executor/uniproc_executor.py`):
+ *   when step k starts executing, step k+1 is scheduled at once from the state known then; step k
+ *   is applied when it ends, then k+1 starts (it was already queued) and k+2 is scheduled. So a
+ *   request that arrives during step k is first scheduled at k's end, into step k+2, and gets its
+ *   first token at the end of k+2 (sync: k+1). From an idle engine both the first step and the
+ *   one behind it are scheduled at the arrival time.
+ *
+ * What step k+1 sees while step k runs (bookkeeping in scheduler.ts, after
+ * `vllm/v1/core/sched/async_scheduler.py`): computed tokens already include step k's, and each
+ * request step k samples for holds an output placeholder, so decodes and prefill chunks keep
+ * going every step. A request that k finishes:
+ * - by max_tokens or max_model_len: the scheduler knows it in advance and leaves it out of k+1
+ *   (the `num_output_placeholders` check in `Scheduler.schedule`);
+ * - by EOS (not known in advance): it is still in k+1 and costs a slot there; at k's end it is
+ *   finished, its blocks are freed (k+2, scheduled right after, can reuse them) and the token k+1
+ *   computes for it is discarded (`update_from_output` skips finished requests).
+ * A request preempted while scheduling k+1 still receives the token step k computes for it
+ * (vLLM appends it to the PREEMPTED request); it is re-admitted no earlier than k+2.
+ * A schedule that preempts and places nothing leaves no step queued: the next step is scheduled
+ * when the running one ends (vLLM queues an empty batch that completes at once).
+ * Deviations: the scheduler runs in zero time at the step boundary (vLLM's CPU scheduling of k+1
+ * overlaps k's GPU work; its cost is inside the step-time model's fixed overhead); a block whose
+ * last token is a placeholder is registered in the prefix cache one step early (its generated-token
+ * hash is unique to the request, so no other request can hit it).
  */
 import { stepTimeMs } from './cost';
 import type { SimRequest } from './engine-request';
@@ -26,13 +55,20 @@ export interface StepLoopOptions {
   maxLatenessMs?: number;
 }
 
+/** A scheduled step: the scheduler's plan, its duration and the report filled in as it runs. */
+interface Step {
+  plan: StepPlan;
+  durationMs: number;
+  info: StepInfo;
+}
+
 /**
  * The step loop. `wake()` starts it when idle; it then runs steps back to back, each starting at
  * the previous step's PLANNED end (drift correction) unless the step-end callback ran more than
  * `maxLatenessMs` late (then it resyncs to the actual time), and goes idle when nothing is queued.
  */
 export class StepLoop {
-  /** Steps run so far. */
+  /** Steps started so far. */
   steps = 0;
   /** Times the loop gave up on the planned schedule because a step ended too late. */
   resyncs = 0;
@@ -41,6 +77,10 @@ export class StepLoop {
   private timer: { cancel(): void } | null = null;
   private idle = true;
   private closed = false;
+  /** The step executing now. */
+  private current: Step | null = null;
+  /** Async scheduling: the step scheduled behind `current`, which starts when it ends. */
+  private queued: Step | null = null;
   private readonly blockBytes: number;
   private readonly outReqs: SimRequest[] = [];
   private readonly outs: EngineOutput[] = [];
@@ -64,6 +104,7 @@ export class StepLoop {
     this.timer = null;
   }
 
+  /** Nothing in flight: schedule a step at `startMs` and start it, or go idle. */
   private startStep(startMs: number): void {
     this.timer = null;
     const { sched, byId, clock } = this.o;
@@ -71,7 +112,7 @@ export class StepLoop {
     for (;;) {
       const plan = sched.schedule(startMs);
       if (plan.scheduled.length > 0) {
-        this.runStep(startMs, plan);
+        this.launch(this.makeStep(plan), startMs);
         break;
       }
       if (plan.preemptions > 0) continue; // everything running was preempted; admit again now
@@ -94,18 +135,18 @@ export class StepLoop {
     }
   }
 
-  private runStep(startMs: number, plan: StepPlan): void {
+  /** The step a non-empty plan makes: its duration (cost model + jitter) and its report. */
+  private makeStep(plan: StepPlan): Step {
     const { profile, jitter, rng } = this.o;
     const batch = plan.batch;
     batch.swapBytes = plan.swapBlocks * this.blockBytes;
     batch.swapCopies = plan.swapBlocks * profile.perf.swapCopiesPerBlock;
     let durationMs = stepTimeMs(batch, profile);
     if (jitter > 0) durationMs *= Math.max(0.1, 1 + jitter * Math.max(-3, Math.min(3, randNormal(rng))));
-    const endMs = startMs + durationMs;
     const info: StepInfo = {
-      step: ++this.steps,
-      startMs,
-      endMs,
+      step: 0,
+      startMs: 0,
+      endMs: 0,
       latenessMs: 0,
       scheduledTokens: plan.scheduledTokens,
       numDecodes: batch.decodes,
@@ -115,17 +156,34 @@ export class StepLoop {
       waiting: 0,
       preemptions: plan.preemptions,
     };
-    this.timer = this.o.clock.at(endMs, () => this.finishStep(info, durationMs));
+    return { plan, durationMs, info };
   }
 
-  private finishStep(info: StepInfo, durationMs: number): void {
+  /** Start executing `step` at `startMs`; with async scheduling, schedule the next step now. */
+  private launch(step: Step, startMs: number): void {
+    const info = step.info;
+    info.step = ++this.steps;
+    info.startMs = startMs;
+    info.endMs = startMs + step.durationMs;
+    this.current = step;
+    this.timer = this.o.clock.at(info.endMs, () => this.finishStep());
+    if (this.o.config.asyncScheduling) {
+      const plan = this.o.sched.schedule(startMs);
+      this.queued = plan.scheduled.length > 0 ? this.makeStep(plan) : null;
+    }
+  }
+
+  private finishStep(): void {
     this.timer = null;
+    const step = this.current!;
+    this.current = null;
+    const { info, durationMs } = step;
     const { sched, clock } = this.o;
     const now = clock.now();
     info.latenessMs = Math.max(0, now - info.endMs);
     this.outReqs.length = 0;
     this.outs.length = 0;
-    info.iterationTokens = sched.update(info.endMs, this.outReqs, this.outs);
+    info.iterationTokens = sched.update(info.endMs, this.outReqs, this.outs, step.plan);
     info.running = sched.running.length;
     info.waiting = sched.waiting.size + sched.swapped.size;
     let error = this.deliver();
@@ -142,7 +200,10 @@ export class StepLoop {
         this.resyncs++;
         next = now;
       }
-      this.startStep(next);
+      const queued = this.queued;
+      this.queued = null;
+      if (queued) this.launch(queued, next);
+      else this.startStep(next);
     }
     if (error !== undefined) throw error;
   }

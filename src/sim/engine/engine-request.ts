@@ -23,8 +23,10 @@ export interface SimRequest extends KvSeq {
   outputTokens: number;
   /** Tokens whose KV is computed (vLLM's num_computed_tokens), prefix-cache hits included. */
   computed: number;
-  /** Tokens scheduled for this request in the current step. */
+  /** Tokens scheduled for this request by the latest `schedule()` that included it. */
   scheduled: number;
+  /** Tokens its steps in flight will sample, not yet appended (vLLM's `num_output_placeholders`; async scheduling). */
+  placeholders: number;
   numPreemptions: number;
   /** Prompt tokens served from the prefix cache at first admission; −1 until then. */
   cachedTokens: number;
@@ -52,6 +54,7 @@ export function newSimRequest(
     outputTokens: 0,
     computed: 0,
     scheduled: 0,
+    placeholders: 0,
     numPreemptions: 0,
     cachedTokens: -1,
     promptCounted: false,

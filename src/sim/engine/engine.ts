@@ -36,9 +36,10 @@ export interface SimEngineHandle extends SimEngine {
 }
 
 /**
- * Create an engine. Requests queue on `add` and are scheduled at the next step start; an
- * idle engine sleeps until a request arrives; a request that arrives mid-step waits for the
- * next `schedule()`. The next step starts at the previous step's PLANNED end (drift
+ * Create an engine. Requests queue on `add`; an idle engine sleeps until a request arrives;
+ * a request that arrives mid-step waits for the next `schedule()`: at the end of the running
+ * step, into the step after it with `config.asyncScheduling` (vLLM's default), else into the
+ * next step (see engine-loop.ts). The next step starts at the previous step's PLANNED end (drift
  * correction), unless the callback ran more than `maxLatenessMs` late (then it resyncs).
  * A request that can never fit in the KV cache (it outgrew it while decoding, only possible
  * with a small numGpuBlocksOverride) ends with finishReason 'abort' and newTokens 0.

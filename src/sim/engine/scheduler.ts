@@ -8,10 +8,14 @@
  * V0's `_schedule_chunked_prefill` did running, then swapped, then waiting.
  * No clock and no cost model here: `schedule` decides who runs and how many tokens each
  * gets, `update` applies the step's result once the engine says the step has ended.
+ * Bookkeeping is vLLM's AsyncScheduler (`vllm/v1/core/sched/async_scheduler.py`; the same as the
+ * plain Scheduler when no step is in flight): `computed` advances at schedule time, and a token
+ * the step will sample is an output placeholder until `update` (step-update.ts) appends it.
  */
 import { Deque } from './deque';
-import { numTokens, stopReason, type SimRequest } from './engine-request';
+import { numTokens, type SimRequest } from './engine-request';
 import { KvBlockPool } from './kv';
+import { applyStep } from './step-update';
 import { createRequestQueue, type RequestQueue, victimIndex } from './request-queue';
 import { emptyPlan, planDrop, planRebuild, planTake, resetPlan, type StepPlan } from './step-plan';
 import type { EngineConfig, EngineOutput } from './types';
@@ -35,7 +39,9 @@ export class Scheduler {
   /** `vllm:generation_tokens_total`. */
   generationTokens = 0;
 
-  private readonly plan: StepPlan = emptyPlan();
+  /** Two plans, used in turn, so the plan of a step in flight survives the next `schedule()`. */
+  private readonly plans: StepPlan[] = [emptyPlan(), emptyPlan()];
+  private plan: StepPlan = this.plans[1];
   private readonly hits: number[] = [];
 
   constructor(config: EngineConfig) {
@@ -64,7 +70,7 @@ export class Scheduler {
    */
   schedule(stepStartMs = Number.POSITIVE_INFINITY): StepPlan {
     const cfg = this.config;
-    const plan = this.plan;
+    const plan = (this.plan = this.plans[this.plan === this.plans[0] ? 1 : 0]);
     resetPlan(plan);
     const thr = cfg.longPrefillTokenThreshold;
     let budget = cfg.maxNumBatchedTokens;
@@ -73,7 +79,12 @@ export class Scheduler {
     let i = 0;
     while (i < this.running.length && budget > 0) {
       const r = this.running[i];
-      let n = numTokens(r) - r.computed;
+      // Async: skip a request sure to reach max_tokens with its in-flight token (scheduler.py `schedule`).
+      if (r.placeholders > 0 && r.computed + 2 - r.placeholders >= r.promptTokens + r.input.maxTokens) {
+        i++;
+        continue;
+      }
+      let n = numTokens(r) + r.placeholders - r.computed;
       if (thr > 0 && n > thr) n = thr;
       n = Math.min(n, budget, cfg.maxModelLen - 1 - r.computed);
       if (n <= 0) {
@@ -152,53 +163,9 @@ export class Scheduler {
     }
   }
 
-  /**
-   * Apply the step that `schedule` planned, as of `endMs`: computed += scheduled; a request
-   * whose computed tokens reach num_tokens samples one token (prefill completion or decode);
-   * partial chunks produce nothing. Finished requests free their blocks and leave RUNNING.
-   * Appends one (request, output) pair per token-producing request to `reqs`/`outs` and
-   * returns the step's iteration tokens (prompts completed for the first time + tokens generated).
-   */
-  update(endMs: number, reqs: SimRequest[], outs: EngineOutput[]): number {
-    const scheduled = this.plan.scheduled;
-    let iterationTokens = 0;
-    let finished = 0;
-    for (let k = 0; k < scheduled.length; k++) {
-      const r = scheduled[k];
-      if (r.status !== 'running') continue; // aborted mid-step
-      r.computed += r.scheduled;
-      r.scheduled = 0;
-      if (r.computed < numTokens(r)) continue;
-      r.outputTokens++;
-      this.generationTokens++;
-      iterationTokens++;
-      if (!r.promptCounted) {
-        r.promptCounted = true;
-        this.promptTokens += r.promptTokens;
-        iterationTokens += r.promptTokens;
-      }
-      const finishReason = stopReason(r, this.config.maxModelLen);
-      const out: EngineOutput = { newTokens: 1, outputTokens: r.outputTokens, timeMs: endMs };
-      if (finishReason) out.finishReason = finishReason;
-      if (r.outputTokens === 1) out.cachedTokens = Math.max(0, r.cachedTokens);
-      reqs.push(r);
-      outs.push(out);
-      if (finishReason) {
-        r.status = 'finished';
-        this.kv.free(r);
-        finished++;
-      }
-    }
-    scheduled.length = 0;
-    if (finished > 0) {
-      let w = 0;
-      for (let k = 0; k < this.running.length; k++) {
-        const r = this.running[k];
-        if (r.status === 'running') this.running[w++] = r;
-      }
-      this.running.length = w;
-    }
-    return iterationTokens;
+  /** Apply step `plan` (default: the last one scheduled) as of `endMs`; see `applyStep` in step-update.ts. */
+  update(endMs: number, reqs: SimRequest[], outs: EngineOutput[], plan: StepPlan = this.plan): number {
+    return applyStep(this, plan, endMs, reqs, outs);
   }
 
   /** Remove `r` from whichever queue holds it and free its blocks. No-op if finished. */

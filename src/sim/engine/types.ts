@@ -31,6 +31,11 @@ export interface EngineConfig {
    * (priority, arrival) and the preemption victim is the worst priority, newest first (`vllm/v1/core/sched/scheduler.py`).
    */
   schedulingPolicy?: 'fcfs' | 'priority';
+  /**
+   * `--async-scheduling` (default true, as vLLM ≥ 0.14, `vllm/config/vllm.py`): step k+1 is scheduled
+   * when step k starts, so a request arriving during step k runs in step k+2 (engine-loop.ts).
+   */
+  asyncScheduling: boolean;
 }
 
 /** One request as the engine sees it. */
