@@ -75,7 +75,7 @@ describe('engineNote: each topic × V0 / V1 / unknown / simulated', () => {
     expect(n('preemption', { ...V0, flags: { preemptionMode: 'swap', swapSpace: 4 } }).sentences.join('')).toMatch(
       /要求 `--preemption-mode swap` `--swap-space 4`/,
     );
-    expect(n('prefix-caching').sentences.join('')).toMatch(/默认\*\*关闭\*\*前缀缓存.*EngineArgs\.__post_init__/);
+    expect(n('prefix-caching').sentences.join('')).toMatch(/默认\*\*关闭\*\*前缀缓存.*EngineArgs.*__post_init__/);
   });
 
   it('unknown: says why it could not be decided, then both engines, each marked', () => {

@@ -7,8 +7,8 @@
  *   (defaults), `vllm/v1/core/kv_cache_utils.py` (block hashes), `vllm/v1/metrics/loggers.py` (series).
  * - V0 (0.6.x): `vllm/core/scheduler.py` (`_schedule_default`, `_schedule_chunked_prefill`, `_preempt`,
  *   `_swap_out`), `vllm/engine/arg_utils.py` of 0.6.x (`EngineArgs`: `swap_space` 4, `preemption_mode`
- *   None, `enable_prefix_caching` None → `bool(envs.VLLM_USE_V1)`; `create_engine_config`: chunked
- *   prefill only for `max_model_len > 32768`), `vllm/engine/metrics.py` (V0's series).
+ *   None, `enable_prefix_caching` False, later None → `bool(envs.VLLM_USE_V1)`; `create_engine_config`:
+ *   chunked prefill by default only for `max_model_len > 32768`), `vllm/engine/metrics.py` (V0's series).
  * - The simulator schedules by V1's rules whatever `--vllm-version` it emulates (`src/sim/http/generation.ts`).
  * Pure: no I/O; the target's facts in, sentences out.
  */
@@ -96,7 +96,7 @@ function chunkedV0(t: EngineNoteTarget): string[] {
         ? '这个服务器没有报告 `max_model_len`，所以默认是开是关定不下来。'
         : `这个服务器 \`max_model_len\` = ${len}，${len > 32768 ? '超过 32768，默认会打开（若其余条件都满足）' : '不超过 32768，所以默认**关闭**'}。`;
   return [
-    'V0（0.6.x）默认**不**分块：不给 `--enable-chunked-prefill` 时，只有 `max_model_len > 32768`、且在 CUDA GPU 上、没有滑动窗口、投机解码和 LoRA 时才自动打开' +
+    'V0（0.6.x）默认**不**分块：不给 `--enable-chunked-prefill` 时，只有 `max_model_len > 32768` 时才自动打开（还要满足几个条件，如在 CUDA GPU 上、没有滑动窗口和投机解码）' +
       `（\`vllm/engine/arg_utils.py\`：0.6.x 的 \`create_engine_config\`，0.8–0.10 的 \`_set_default_args_v0\`）。${now}`,
     '不分块时 V0 用 `_schedule_default`（`vllm/core/scheduler.py`）：先尽量接纳新请求的整段预填充，**这一步只要排了预填充就不排解码**，所以一个长 prompt 的预填充会让所有正在出字的请求停一整步。',
     '打开分块后 V0 用 `vllm/core/scheduler.py` 的 `_schedule_chunked_prefill`：先排解码，再排没算完的分块预填充，再换入被 swap 的请求，最后接纳新请求——和 V1 一样先 RUNNING、后 WAITING。',
@@ -144,7 +144,7 @@ function prefixV1(): string[] {
 
 function prefixV0(): string[] {
   return [
-    'V0（0.6.x）默认**关闭**前缀缓存：不给 `--enable-prefix-caching` 时取 `bool(envs.VLLM_USE_V1)`，在 V0 下为假（`vllm/engine/arg_utils.py` 的 `EngineArgs.__post_init__`）；要看到命中，必须显式加 `--enable-prefix-caching`。',
+    'V0（0.6.x）默认**关闭**前缀缓存：不给 `--enable-prefix-caching` 时为假（`vllm/engine/arg_utils.py` 的 `EngineArgs`：早期 0.6 的默认值就是 False，后来在 `__post_init__` 里取 `bool(envs.VLLM_USE_V1)`，V0 下仍为假）；要看到命中，必须显式加 `--enable-prefix-caching`。',
     'V0 的 `/metrics` 只有命中率仪表 `vllm:gpu_prefix_cache_hit_rate`（V0 的 `vllm/engine/metrics.py`），没有 V1 的 token 计数器 `vllm:prefix_cache_queries_total` / `hits_total`；LoadLab 只读计数器，所以在 V0 上按计数器算的命中率是空的（—），只能看 TTFT。',
   ];
 }
