@@ -7,8 +7,9 @@
  *   peak, so it has no preemption; `tight-recompute` sets `--num-gpu-blocks-override` to the count at
  *   which exactly half of them fit (30 × peak blocks + the null block), and the server ran with it
  *   (`num_gpu_blocks` in `vllm:cache_config_info`), so it preempts (vllm:num_preemptions_total).
- * - `tight-swap` exists only on the simulator (vLLM V1 preempts by recompute only): checked when saved,
- *   and never saved from a real vLLM.
+ * - `tight-swap` is measured on the simulator (its swap mode) or on a real vLLM V0 with
+ *   `--preemption-mode swap` (vllm/core/scheduler.py `_preempt`); never on V1, which preempts by
+ *   recompute only (vllm/v1/core/sched/scheduler.py `_preempt_request`). Checked when saved.
  * - Every request completed in every run: preemption delays requests, it does not fail them.
  */
 import { existsSync } from 'node:fs';
@@ -28,7 +29,7 @@ const OUTPUT_TOKENS = 200;
 const BLOCK_SIZE = 16;
 const saved = (p: string) => existsSync(join(dir, p, 'summary.json'));
 const ready = lessonDataReady(saved(FITS) && saved(TIGHT), dir);
-/** The swap point is measured only on the simulator. */
+/** The swap point is measured only on the simulator or a vLLM V0. */
 const OVERCOMMITTED = saved(SWAP) ? [TIGHT, SWAP] : [TIGHT];
 const POINTS = [FITS, ...OVERCOMMITTED];
 
@@ -104,8 +105,12 @@ describe.skipIf(!ready)(
       }
     });
 
-    it('the swap point comes only from the simulator', () => {
-      if (saved(SWAP)) expect(run(SWAP).manifest.target.simulated).toBe(true);
+    it('the swap point comes only from the simulator or a vLLM V0, run with --preemption-mode swap', () => {
+      if (saved(SWAP)) {
+        const t = run(SWAP).manifest.target;
+        expect(t.simulated || t.engine === 'V0', `engine ${t.engine}`).toBe(true);
+        expect(t.flags?.preemptionMode).toBe('swap');
+      }
       for (const p of [FITS, TIGHT]) expect(typeof run(p).manifest.target.simulated, p).toBe('boolean');
     });
   },

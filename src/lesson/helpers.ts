@@ -1,7 +1,8 @@
 /**
  * The small helpers every lesson notebook used to define for itself (issue #11): `say` (prose
  * computed from a run), `f0`/`f1` (numbers for that prose), `lesson(name).chartFile` (where a
- * chart's standalone HTML goes) and `makeUseFlags` (restart the lesson's server with other flags).
+ * chart's standalone HTML goes) and `makeUseFlags` (restart the lesson's server with other flags),
+ * plus `engineNote` / `swapPlan` (what this server's engine will show, from `engine-note.ts`).
  * A notebook imports them from this file: `import { say, f0, f1, lesson } from './src/lesson/helpers'`.
  */
 import { join } from 'node:path';
@@ -9,6 +10,15 @@ import { fromRoot } from '../paths';
 import type { ServerFlags } from '../vllm/flag-types';
 import { toServeArgs } from '../vllm/flags';
 import type { LessonTarget } from './open-target';
+
+export {
+  engineNote,
+  swapPlan,
+  type EngineNote,
+  type EngineNoteTarget,
+  type EngineTopic,
+  type SwapPlan,
+} from './engine-note';
 
 /**
  * The Markdown `say` shows: a string as it is; an array of sentences as a bullet list
@@ -91,11 +101,11 @@ export interface UseFlagsResult {
 /**
  * `useFlags(flags)` for a lesson's `target`: restarts the server with `flags` (for an external vLLM,
  * `target.notes` say how to restart it by hand) and returns the `vllm serve` command line they
- * mean. `restartedNote` (default `'restarted with these flags'`) is the note shown after a restart.
+ * mean (with V0's `--swap-space` / `--preemption-mode` when `target.config.engine` is `V0`). `restartedNote` (default `'restarted with these flags'`) is the note shown after a restart.
  * Usage: `const useFlags = makeUseFlags(target); await useFlags({ enableChunkedPrefill: false })`.
  */
 export function makeUseFlags(
-  target: Pick<LessonTarget, 'mode' | 'model' | 'notes' | 'restart'>,
+  target: Pick<LessonTarget, 'mode' | 'model' | 'notes' | 'restart'> & { config?: Pick<LessonTarget['config'], 'engine'> },
   opts: { restartedNote?: string } = {},
 ): (flags: ServerFlags) => Promise<UseFlagsResult> {
   const restarted = opts.restartedNote ?? 'restarted with these flags';
@@ -103,7 +113,7 @@ export function makeUseFlags(
     await target.restart(flags);
     return {
       mode: target.mode,
-      command: `vllm serve ${target.model} ${toServeArgs(flags, { target: 'vllm' }).join(' ')}`,
+      command: `vllm serve ${target.model} ${toServeArgs(flags, { target: target.config?.engine === 'V0' ? 'vllm-v0' : 'vllm' }).join(' ')}`,
       notes: target.mode === 'external' ? target.notes : [restarted],
     };
   };

@@ -97,6 +97,7 @@ function reported(config: EffectiveConfig): ReportedConfig {
     models: config.models.map((m) => m.id),
     simulated: config.simulated,
     ...(config.startedAtS !== undefined ? { startedAtS: config.startedAtS } : {}),
+    engine: config.engine,
   };
 }
 
@@ -151,7 +152,7 @@ function externalNotes(st: TargetState): string[] {
   const check = compareFlags(st.flags, reported(st.config));
   const note = unverifiedNote(check);
   return [
-    `This lesson expects vLLM started as: ${serveLine(st.model, st.flags)}. LoadLab did not start this server, so it cannot ` +
+    `This lesson expects vLLM started as: ${serveLine(st.model, st.flags, st.config.engine)}. LoadLab did not start this server, so it cannot ` +
       'apply flags; restart it yourself, or set LOADLAB_VLLM_MODEL to let LoadLab launch it.',
     ...check.mismatches.map(
       (m) => `${m[0].toUpperCase()}${m.slice(1)}: measure() will refuse this server until it is restarted.`,

@@ -12,6 +12,7 @@ import { counterDeltas, prefixHitRates, type CounterField } from '../stats/count
 export type ServerSeries =
   | 'running'
   | 'waiting'
+  | 'swapped'
   | 'kvUsage'
   | 'preemptions'
   | 'promptTokensPerSec'
@@ -24,6 +25,7 @@ export type ServerSeries =
 const SERIES_NAME: Record<ServerSeries, string> = {
   running: 'running (requests)',
   waiting: 'waiting (requests)',
+  swapped: '换出到 CPU 的请求 swapped (requests)',
   kvUsage: 'KV cache usage (%)',
   preemptions: 'preemptions (+n per scrape)',
   promptTokensPerSec: 'prompt tokens/s',
@@ -59,7 +61,7 @@ function line(name: string, yaxis: string, x: number[], y: number[], color: stri
 function gaugeTrace(
   at: Slot,
   metrics: MetricsSample[],
-  f: 'running' | 'waiting' | 'kvUsage' | 'simLatenessMs',
+  f: 'running' | 'waiting' | 'swapped' | 'kvUsage' | 'simLatenessMs',
   scale = 1,
 ): Trace {
   const { name, yaxis, color } = at;
@@ -131,10 +133,24 @@ function gpuTraces(s: 'gpuUtil' | 'gpuMem', yaxis: string, gpu: GpuSample[]): Tr
   });
 }
 
-/** Traces of one server series on axis `yaxis` (GPU series: one trace per GPU, in their own colours). */
+/**
+ * True when some sample carries the swapped-requests gauge (`MetricsSample.swapped`: V0's
+ * `vllm:num_requests_swapped`, `vllm/engine/metrics.py`). V1 never swaps and has no such series; the
+ * simulator's swap mode counts swapped requests in `waiting` and its blocks in `loadlab:sim_swap_*`.
+ */
+export function hasSwapped(metrics: readonly MetricsSample[]): boolean {
+  return metrics.some((m) => m.swapped !== undefined);
+}
+
+/**
+ * Traces of one server series on axis `yaxis` (GPU series: one trace per GPU, in their own colours).
+ * `swapped` gives no trace when no sample carries it (see `hasSwapped`).
+ */
 export function seriesTraces(s: ServerSeries, metrics: MetricsSample[], gpu: GpuSample[], yaxis: string, color: string): Trace[] {
   const at: Slot = { name: SERIES_NAME[s], yaxis, color };
   switch (s) {
+    case 'swapped':
+      return hasSwapped(metrics) ? [gaugeTrace(at, metrics, s)] : [];
     case 'running':
     case 'waiting':
     case 'simLatenessMs':

@@ -19,15 +19,16 @@ import {
   type Trace,
 } from './figure';
 import { requestBarTraces, type RequestBarsOptions } from './charts-timeline';
-import { counterIncrements, seriesTraces, type ServerSeries } from './charts-server-series';
+import { counterIncrements, hasSwapped, seriesTraces, type ServerSeries } from './charts-server-series';
 
-export { counterIncrements, type ServerSeries } from './charts-server-series';
+export { counterIncrements, hasSwapped, type ServerSeries } from './charts-server-series';
 
 type Panel = 'count' | 'percent' | 'rate' | 'ms';
 
 const PANEL_OF: Record<ServerSeries, Panel> = {
   running: 'count',
   waiting: 'count',
+  swapped: 'count',
   preemptions: 'count',
   kvUsage: 'percent',
   prefixHitRate: 'percent',
@@ -42,7 +43,10 @@ const PANEL_TITLE: Record<Panel, string> = { count: 'requests', percent: '%', ra
 /** Options of `serverTimeline`. */
 export interface ServerTimelineOptions extends ChartOptions, Omit<RequestBarsOptions, 'yaxis'> {
   gpu?: GpuSample[];
-  /** Default: running, waiting, kvUsage, preemptions, plus gpuUtil when `gpu` has samples. */
+  /**
+   * Default: running, waiting (plus swapped when the samples carry it, V0's `vllm:num_requests_swapped`),
+   * kvUsage, preemptions, plus gpuUtil when `gpu` has samples. `swapped` draws nothing when no sample has it.
+   */
   series?: ServerSeries[];
   /** An inter-token gap counts as a stall above `stallFactor` × the median gap. Default 5. */
   stallFactor?: number;
@@ -92,7 +96,14 @@ function stackedDomains(serverPanels: number): [number, number][] {
  */
 export function serverTimeline(records: RequestRecord[], metrics: MetricsSample[], opts: ServerTimelineOptions = {}): Figure {
   const gpu = opts.gpu ?? [];
-  const series = opts.series ?? ['running', 'waiting', 'kvUsage', 'preemptions', ...(gpu.length ? ['gpuUtil' as const] : [])];
+  const series = opts.series ?? [
+    'running',
+    'waiting',
+    ...(hasSwapped(metrics) ? ['swapped' as const] : []),
+    'kvUsage',
+    'preemptions',
+    ...(gpu.length ? ['gpuUtil' as const] : []),
+  ];
   const panels = (['count', 'percent', 'rate', 'ms'] as Panel[]).filter((p) => series.some((s) => PANEL_OF[s] === p));
   const axisOf = new Map(panels.map((p, i) => [p, `y${i + 2}`]));
 

@@ -18,6 +18,9 @@
  * resolved to `model_config.is_prefix_caching_supported`, in `vllm/engine/arg_utils.py`) and no
  * `num_gpu_blocks_override`. `gpu_memory_utilization` (0.9 in 0.19 → 0.92 from 2026-04, `vllm/config/cache.py`)
  * and `block_size` (some attention backends force another) are checked only when requested.
+ * On a V0 server (`ReportedConfig.engine`) prefix caching defaults to off instead (0.6.x: `enable_prefix_caching`
+ * None → `bool(envs.VLLM_USE_V1)` in `EngineArgs.__post_init__`, `vllm/engine/arg_utils.py`), and V0's
+ * `--swap-space` / `--preemption-mode` are real flags (`vllm/core/scheduler.py` `_preempt`), hidden from HTTP.
  */
 import type { ServerFlags } from './flag-types';
 import { SERVE_FLAGS, toServeArgs } from './flags';
@@ -34,6 +37,8 @@ export interface ReportedConfig {
   simulated?: boolean;
   /** When the serving process started, epoch s (`EffectiveConfig.startedAtS`): tells a restart. */
   startedAtS?: number;
+  /** vLLM's engine (`EffectiveConfig.engine`); `V0` changes the expected defaults and allows V0's own flags. */
+  engine?: 'V0' | 'V1' | 'unknown';
 }
 
 /** Result of `compareFlags`. */
@@ -55,11 +60,15 @@ const CACHE_LABELS: Partial<Record<keyof ServerFlags, string>> = {
   kvCacheMemoryBytes: 'kv_cache_memory_bytes',
 };
 
-/** vLLM's value of a flag a lesson leaves unset, where it is fixed (see the module comment). */
-const FIXED_DEFAULTS: Partial<Record<keyof ServerFlags, unknown>> = {
-  enablePrefixCaching: true,
-  numGpuBlocksOverride: null,
-};
+/** vLLM's value of a flag a lesson leaves unset, where it is fixed (see the module comment); V0 differs. */
+function fixedDefaults(engine: ReportedConfig['engine']): Partial<Record<keyof ServerFlags, unknown>> {
+  return { enablePrefixCaching: engine !== 'V0', numGpuBlocksOverride: null };
+}
+
+/** `vllm-v0` on a V0 server (keeps `--swap-space`, `--preemption-mode`), else `vllm`. */
+function serveTarget(engine: ReportedConfig['engine']): 'vllm' | 'vllm-v0' {
+  return engine === 'V0' ? 'vllm-v0' : 'vllm';
+}
 
 function asLabel(v: unknown): string {
   if (v === null || v === undefined) return 'None';
@@ -73,19 +82,19 @@ function sameValue(seen: string, want: string): boolean {
   return seen.trim() !== '' && want.trim() !== '' && Number.isFinite(a) && Number.isFinite(b) ? a === b : seen === want;
 }
 
-function argsOf(key: keyof ServerFlags, value: unknown): string {
-  return toServeArgs({ [key]: value } as ServerFlags, { target: 'vllm' }).join(' ') || String(key);
+function argsOf(key: keyof ServerFlags, value: unknown, engine?: ReportedConfig['engine']): string {
+  return toServeArgs({ [key]: value } as ServerFlags, { target: serveTarget(engine) }).join(' ') || String(key);
 }
 
 /**
  * Compare requested flags with what the server reports. Pure; never throws.
  * A simulator-only flag (e.g. `preemptionMode`) is a mismatch on any other server, and unverified
- * on the simulator.
+ * on the simulator; one vLLM V0 honours (`swapSpace`, `preemptionMode`) is unverified on a V0 server too.
  */
 export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagCheck {
   const out: FlagCheck = { mismatches: [], unverified: [], verified: [] };
   const wanted = new Map<keyof ServerFlags, unknown>();
-  for (const [k, v] of Object.entries(FIXED_DEFAULTS) as Array<[keyof ServerFlags, unknown]>) wanted.set(k, v);
+  for (const [k, v] of Object.entries(fixedDefaults(seen.engine)) as Array<[keyof ServerFlags, unknown]>) wanted.set(k, v);
   for (const [k, v] of Object.entries(flags) as Array<[keyof ServerFlags, unknown]>) if (v !== undefined) wanted.set(k, v);
   for (const [key, value] of wanted) {
     const requested = Object.hasOwn(flags, key) && flags[key] !== undefined;
@@ -103,13 +112,16 @@ export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagChec
       seenValue = seen.cacheConfig?.[label];
     }
     const want = asLabel(value);
-    const simOnly = SERVE_FLAGS.find((f) => f.key === key)?.vllm === false;
+    const spec = SERVE_FLAGS.find((f) => f.key === key);
+    const simOnly = spec?.vllm === false && !(spec.v0 && seen.engine === 'V0');
     if (simOnly && !seen.simulated) {
       out.mismatches.push(
-        `${String(key)}=${want} exists only in LoadLab's simulator (vLLM has no such flag), so this point cannot be measured on this server; skip it`,
+        spec?.v0
+          ? `${String(key)}=${want} exists only in LoadLab's simulator and in vLLM V0 (this server's engine: ${seen.engine ?? 'unknown'}; V1 preempts by recompute only, vllm/v1/core/sched/scheduler.py), so this point cannot be measured on this server; skip it`
+          : `${String(key)}=${want} exists only in LoadLab's simulator (vLLM has no such flag), so this point cannot be measured on this server; skip it`,
       );
     } else if (seenValue === undefined) {
-      if (requested) out.unverified.push(argsOf(key, value));
+      if (requested) out.unverified.push(argsOf(key, value, seen.engine));
     } else if (sameValue(seenValue, want)) {
       out.verified.push(`${label}=${seenValue}`);
     } else {
@@ -120,9 +132,12 @@ export function compareFlags(flags: ServerFlags, seen: ReportedConfig): FlagChec
   return out;
 }
 
-/** The `vllm serve` line for `flags` (vLLM flags only), e.g. `vllm serve <model> --max-num-seqs 32`. */
-export function serveLine(model: string, flags: ServerFlags): string {
-  return `vllm serve ${model || '<model>'} ${toServeArgs(flags, { target: 'vllm' }).join(' ')}`.trimEnd();
+/**
+ * The `vllm serve` line for `flags` (vLLM flags only), e.g. `vllm serve <model> --max-num-seqs 32`.
+ * With `engine` `V0` it keeps V0's `--swap-space` / `--preemption-mode`.
+ */
+export function serveLine(model: string, flags: ServerFlags, engine?: ReportedConfig['engine']): string {
+  return `vllm serve ${model || '<model>'} ${toServeArgs(flags, { target: serveTarget(engine) }).join(' ')}`.trimEnd();
 }
 
 /**
@@ -135,7 +150,7 @@ export function assertFlagsMatch(flags: ServerFlags, seen: ReportedConfig, model
   if (check.mismatches.length) {
     throw new Error(
       `The server was not restarted with this lesson's flags: ${check.mismatches.join('; ')}. ` +
-        `LoadLab did not start it, so it cannot change them and will not measure it. Stop vLLM and start it as:\n  ${serveLine(model, flags)}\n` +
+        `LoadLab did not start it, so it cannot change them and will not measure it. Stop vLLM and start it as:\n  ${serveLine(model, flags, seen.engine)}\n` +
         'then run this cell again (or set LOADLAB_VLLM_MODEL instead of LOADLAB_BASE_URL to let LoadLab restart vLLM itself).',
     );
   }
@@ -171,7 +186,7 @@ export function assertRestartedForHidden(
   throw new Error(
     `This lesson now needs ${now || "vLLM's defaults for"} flags the server cannot show (before: ${was || 'none'}), but it is the ` +
       `same server process as before (started ${new Date(before * 1000).toISOString()}), so it still runs the old ones. ` +
-      `Stop vLLM and start it as:\n  ${serveLine(model, next)}\nthen run this cell again. (LoadLab can only tell a restart ` +
+      `Stop vLLM and start it as:\n  ${serveLine(model, next, seen.engine)}\nthen run this cell again. (LoadLab can only tell a restart ` +
       'by the process start time in /metrics: if vLLM already ran with these flags, restart it anyway.)',
   );
 }

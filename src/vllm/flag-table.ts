@@ -33,6 +33,11 @@ export interface FlagSpec {
   help: string;
   /** Real vLLM (V1, ~0.19) accepts it; false = simulator only (dropped by `toServeArgs(…, {target:'vllm'})`). */
   vllm: boolean;
+  /**
+   * Real vLLM V0 (0.6–0.10) honours it although V1 does not (`--swap-space`, `--preemption-mode`:
+   * V0's `vllm/core/scheduler.py` `_preempt`; V1 removed them): kept by `toServeArgs(…, {target:'vllm-v0'})`.
+   */
+  v0?: boolean;
   /** Where the value lands: `flags` (ServerFlags), the top level of `ServeArgs`, or `ServeArgs.faults`. */
   into: 'flags' | 'args' | 'faults';
 }
@@ -61,8 +66,8 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'asyncScheduling', cli: '--async-scheduling', type: 'bool', vllm: true, into: 'flags', help: 'Schedule the next step while the current one runs (default on since vLLM 0.14): arrivals wait one more step.' },
   { key: 'enablePromptTokensDetails', cli: '--enable-prompt-tokens-details', type: 'bool', vllm: true, into: 'args', help: 'Report usage.prompt_tokens_details.cached_tokens (default off).' },
   { key: 'enableForceIncludeUsage', cli: '--enable-force-include-usage', type: 'bool', vllm: true, into: 'args', help: 'Send usage on every stream, continuously (default off).' },
-  { key: 'swapSpace', cli: '--swap-space', type: 'number', min: 0, vllm: false, into: 'flags', help: 'GiB of CPU swap for --preemption-mode swap (V0 only; removed from vLLM in 2026-03).' },
-  { key: 'preemptionMode', cli: '--preemption-mode', type: 'enum', values: ['recompute', 'swap'], vllm: false, into: 'flags', help: 'recompute = vLLM V1 (default); swap = V0\'s --preemption-mode swap, for comparison.' },
+  { key: 'swapSpace', cli: '--swap-space', type: 'number', min: 0, vllm: false, v0: true, into: 'flags', help: 'GiB of CPU swap for --preemption-mode swap (V0 only; removed from vLLM in 2026-03).' },
+  { key: 'preemptionMode', cli: '--preemption-mode', type: 'enum', values: ['recompute', 'swap'], vllm: false, v0: true, into: 'flags', help: 'recompute = vLLM V1 (default); swap = V0\'s --preemption-mode swap, for comparison.' },
   { key: 'seed', cli: '--seed', type: 'int', vllm: false, into: 'flags', help: 'Seed of the simulator\'s output lengths and text (default 0).' },
   { key: 'vllmVersion', cli: '--vllm-version', type: 'string', vllm: false, into: 'args', help: 'vLLM release whose HTTP surface and /metrics names to emulate: 0.6.x (V0), 0.10.x or 0.19.x (default 0.19.0).' },
   { key: 'statsIntervalS', cli: '--stats-interval-s', type: 'number', min: 0, vllm: false, into: 'args', help: 'Seconds between "Engine 000:" stats lines (default 10; 0 = off).' },

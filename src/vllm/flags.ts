@@ -157,14 +157,16 @@ function example(spec: FlagSpec): string {
  * The inverse of `parseServeArgs` for `ServerFlags`: `--x value` pairs in table order,
  * booleans as `--x`/`--no-x`, undefined fields left out. With `target: 'vllm'` the
  * simulator-only flags (`--preemption-mode`, `--swap-space`, `--seed`) are dropped, so the
- * result can be passed to a real `vllm serve`. Default target `sim` (round-trips exactly).
+ * result can be passed to a real `vllm serve`; `vllm-v0` keeps the ones vLLM V0 honours
+ * (`--swap-space`, `--preemption-mode`). Default target `sim` (round-trips exactly).
  */
-export function toServeArgs(flags: ServerFlags, opts: { target?: 'sim' | 'vllm' } = {}): string[] {
+export function toServeArgs(flags: ServerFlags, opts: { target?: 'sim' | 'vllm' | 'vllm-v0' } = {}): string[] {
   const args: string[] = [];
   for (const spec of SERVE_FLAGS) {
     if (spec.into !== 'flags') continue;
     const v = (flags as Record<string, unknown>)[spec.key];
-    if (v === undefined || (opts.target === 'vllm' && !spec.vllm)) continue;
+    const dropped = opts.target === 'vllm' ? !spec.vllm : opts.target === 'vllm-v0' ? !spec.vllm && !spec.v0 : false;
+    if (v === undefined || dropped) continue;
     if (spec.type === 'bool') args.push(v ? spec.cli : `--no-${spec.cli.slice(2)}`);
     else args.push(spec.cli, String(v));
   }

@@ -25,7 +25,10 @@ export { LaunchError } from './launch-error';
 export interface LaunchVllmOptions {
   /** Model path or Hugging Face id (the positional argument of `vllm serve`). */
   model: string;
-  /** Engine flags, written out by `toServeArgs(flags, { target: 'vllm' })` (simulator-only flags dropped). */
+  /**
+   * Engine flags, written out by `toServeArgs(flags, { target: 'vllm-v0' })`: simulator-only flags dropped, V0's
+   * `--swap-space` / `--preemption-mode` kept when asked for (the help check refuses them on a vLLM without them).
+   */
   flags?: ServerFlags;
   /** More `vllm serve` arguments as given, e.g. `['--enforce-eager']`. */
   extraArgs?: string[];
@@ -100,7 +103,7 @@ export async function launchVllm(options: LaunchVllmOptions): Promise<LaunchedVl
     host,
     '--port',
     String(port),
-    ...toServeArgs(options.flags ?? {}, { target: 'vllm' }),
+    ...toServeArgs(options.flags ?? {}, { target: 'vllm-v0' }),
     ...(options.extraArgs ?? []),
   ];
   const help = await checkServeFlags(exe, argv.slice(3), options);
