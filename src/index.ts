@@ -28,6 +28,7 @@ export { openTarget, checkVisibleFlags, type LessonTarget, type OpenTargetOption
 export { measure, type MeasureOptions, type MeasureResult } from './lesson/measure';
 export { say, sayMarkdown, f0, f1, lesson, makeUseFlags, type LessonPaths, type UseFlagsResult } from './lesson/helpers';
 export { checkLessonFits, type LessonFit, type FitTarget } from './lesson/lesson-check';
+export { engineNote, swapPlan, type EngineNote, type EngineNoteTarget, type EngineTopic, type SwapPlan } from './lesson/engine-note';
 export { doctor, showReport, type Check, type DoctorOptions, type DoctorReport } from './cli/doctor';
 
 // 2. The server: `vllm serve` flags, the simulator, a real vLLM, and what a server reports.
@@ -156,7 +157,7 @@ export {
   type TradeoffOptions,
 } from './view/charts-scaling';
 export { requestGantt, itlTimeSeries, type GanttOptions, type ItlOptions } from './view/charts-timeline';
-export { serverTimeline, type ServerTimelineOptions } from './view/charts-server';
+export { hasSwapped, serverTimeline, type ServerTimelineOptions } from './view/charts-server';
 
 // 10. Anatomy of one request (lesson 00/01 take the client apart): bodies, headers, derived metrics, the pool.
 export { createClient, type Client, type ClientOptions } from './client/client';
