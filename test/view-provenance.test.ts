@@ -18,16 +18,16 @@ describe('labels from the run manifest', () => {
       { label: 'a', ...simRun },
       { label: 'b', ...simRun },
     ];
-    expect(compareTable(same, undefined, { simulated: false })).toContain('Runs compared (simulated)</caption>');
-    expect(compareRows(same)[0]).not.toHaveProperty('server');
+    expect(compareTable(same, undefined, { simulated: false })).toContain('运行对比 runs compared (simulated)</caption>');
+    expect(Object.keys(compareRows(same)[0])).not.toContain('服务器 server');
     const mixed = [
       { label: 'sim', ...simRun },
       { label: '4090', ...gpuRun },
     ];
-    expect(compareTable(mixed)).toContain('Runs compared (simulated and real runs mixed)</caption>');
-    expect(compareRows(mixed).map((r) => r.server)).toEqual(['simulated 0.19.0', 'vLLM 0.11.0']);
+    expect(compareTable(mixed)).toContain('运行对比 runs compared (simulated and real runs mixed)</caption>');
+    expect(compareRows(mixed).map((r) => r['服务器 server'])).toEqual(['simulated 0.19.0', 'vLLM 0.11.0']);
     expect(compareTable([{ label: 'gpu', ...gpuRun }], undefined, { simulated: true })).toContain(
-      '<caption>Runs compared</caption>',
+      '<caption>运行对比 runs compared</caption>',
     );
   });
 

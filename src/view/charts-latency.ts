@@ -149,6 +149,8 @@ export interface AbOptions extends ChartOptions {
   style?: 'point' | 'bar';
   /** Also draw the raw values as a faint strip beside each point. Default false. */
   showValues?: boolean;
+  /** x axis title. Default `'设置 setting'`; e.g. `'并发 concurrency'`. */
+  xTitle?: string;
 }
 
 /** `95`, `'95'` or `'p95'` → 0.95. */
@@ -168,6 +170,8 @@ function parsePercentile(p: number | string): number {
 /**
  * One point (or bar) per variant at the chosen percentile of its values, with asymmetric error
  * bars from `ci` (none when absent). Trace 0 is the points; with `showValues`, one strip per variant follows.
+ * Variant `i` is drawn in `colorAt(i)`, the colour `latencyCdf` gives series `i`, so a CDF and its
+ * bootstrap chart built from the same list match.
  */
 export function abComparison(items: AbItem[], opts: AbOptions): Figure {
   const p = parsePercentile(opts.percentile);
@@ -178,7 +182,9 @@ export function abComparison(items: AbItem[], opts: AbOptions): Figure {
   const data: Trace[] = [
     {
       type: opts.style === 'bar' ? 'bar' : 'scatter',
-      ...(opts.style === 'bar' ? {} : { mode: 'markers', marker: { size: 12, color: colorAt(0) } }),
+      ...(opts.style === 'bar'
+        ? { marker: { color: items.map((_, i) => colorAt(i)) } }
+        : { mode: 'markers', marker: { size: 12, color: items.map((_, i) => colorAt(i)) } }),
       name: `${opts.metric} ${pName}`,
       x,
       y: ys,
@@ -205,14 +211,14 @@ export function abComparison(items: AbItem[], opts: AbOptions): Figure {
         pointpos: -1.6,
         fillcolor: 'rgba(0,0,0,0)',
         line: { width: 0 },
-        marker: { size: 3, opacity: 0.35, color: colorAt(i + 1) },
+        marker: { size: 3, opacity: 0.35, color: colorAt(i) },
         showlegend: false,
         hoverinfo: 'y',
       }),
     );
   }
   const layout = baseLayout(`${opts.metric} ${pName} by variant (error bars: confidence interval)`, opts);
-  layout.xaxis = { title: axisTitle('variant'), type: 'category' };
+  layout.xaxis = { title: axisTitle(opts.xTitle ?? '设置 setting'), type: 'category', automargin: true };
   layout.yaxis = { title: axisTitle(`${opts.metric} ${pName} (${unit})`), rangemode: 'tozero' };
   layout.showlegend = false;
   return { data, layout };

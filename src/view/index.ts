@@ -5,6 +5,7 @@
 export * from './figure';
 export * from './render';
 export * from './tables';
+export * from './banner';
 export * from './provenance';
 export * from './charts-latency';
 export * from './charts-scaling';
