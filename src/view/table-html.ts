@@ -25,6 +25,8 @@ export interface TableOptions {
   columns?: string[];
   /** Warnings shown as a full-width banner above the table (see `bannerHtml`), one line each. */
   banner?: string | string[];
+  /** Written to the table's `data-loadlab-table` attribute (e.g. `'summary'`), so a page check can find it. */
+  kind?: string;
 }
 
 /** Shown for NaN, null and undefined. */
@@ -96,7 +98,8 @@ export function tableHtml(input: Record<string, unknown>[] | DataFrameLike, opts
     })
     .join('\n');
   const caption = opts.caption ? `<caption>${escapeHtml(opts.caption)}</caption>` : '';
-  return `${bannerHtml(opts.banner)}<table class="loadlab-table">${caption}<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
+  const kind = opts.kind ? ` data-loadlab-table="${escapeHtml(opts.kind)}"` : '';
+  return `${bannerHtml(opts.banner)}<table class="loadlab-table"${kind}>${caption}<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody></table>`;
 }
 
 /**

@@ -55,7 +55,16 @@ export function summaryRows(summary: RunSummary): Record<string, unknown>[] {
   const c = SUMMARY_COLUMNS;
   return SUMMARY_METRICS.map(({ key, label }) => {
     const d: Distribution = summary[key];
-    return { [c.metric]: label, [c.n]: d.n, [c.mean]: d.mean, [c.p50]: d.p50, [c.p90]: d.p90, [c.p95]: d.p95, [c.p99]: d.p99, [c.max]: d.max };
+    return {
+      [c.metric]: label,
+      [c.n]: d.n,
+      [c.mean]: d.mean,
+      [c.p50]: d.p50,
+      [c.p90]: d.p90,
+      [c.p95]: d.p95,
+      [c.p99]: d.p99,
+      [c.max]: d.max,
+    };
   });
 }
 
@@ -84,7 +93,8 @@ export function summaryTable(input: SummaryOrRun, opts: SummaryTableOptions = {}
   const d = opts.digits ?? 1;
   const c = SUMMARY_COLUMNS;
   const digits = { [c.mean]: d, [c.p50]: d, [c.p90]: d, [c.p95]: d, [c.p99]: d, [c.max]: d };
-  return table(summaryRows(summary), { caption: withSim(caption, label), digits, banner: healthBannerLines(summary) });
+  const banner = healthBannerLines(summary);
+  return table(summaryRows(summary), { caption: withSim(caption, label), digits, banner, kind: 'summary' });
 }
 
 /** One column of `compareTable`: header and how to read it from a summary. */
@@ -170,5 +180,5 @@ export function compareTable(
   const d = opts.digits ?? 1;
   const digits = Object.fromEntries(metrics.map((m) => [m.header, m.digits ?? d]));
   const banner = items.flatMap((i) => healthBannerLines(i.summary, String(i.label)));
-  return table(compareRows(items, metrics), { caption, digits, banner });
+  return table(compareRows(items, metrics), { caption, digits, banner, kind: 'compare' });
 }
