@@ -12,6 +12,8 @@ import {
   tagColors,
   timeRangeS,
   colorAt,
+  countWaves,
+  wavesLabel,
   serverTimeline,
   throughputVsConcurrency,
   counterIncrements,
@@ -265,5 +267,24 @@ describe('abComparison', () => {
     expect(ab.data.slice(1).map((t) => (t.marker as { color: string }).color)).toEqual(cdfColors);
     expect(cdfColors).toEqual([0, 1, 2].map(colorAt));
     expect(ab.layout.xaxis?.title?.text).toBe('并发 concurrency');
+  });
+});
+
+describe('countWaves / wavesLabel', () => {
+  it('counts groups of sends from the data: a closed loop serving 2c requests has two waves, a burst one', () => {
+    const req = (i: number, start: number, e2e: number, warmup = false) =>
+      rec(i, { start, chunks: [start + 100, start + e2e], warmup });
+    // Closed loop, 4 slots, 8 requests of ~1 s: the second four start as the first four end.
+    const closed = [0, 5, 9, 14].flatMap((s, i) => [req(i, s, 1000 + s), req(i + 4, 1000 + 2 * s, 1000)]);
+    expect(countWaves(closed)).toBe(2);
+    expect(wavesLabel(countWaves(closed))).toBe('2 波 two waves');
+    const burst = [0, 1, 2, 3, 4, 5].map((s, i) => req(i, s, 500 + 300 * i));
+    expect(countWaves(burst)).toBe(1);
+    expect(wavesLabel(1)).toBe('1 波 one wave');
+    // Warm-up requests are not a wave.
+    expect(countWaves([req(99, -5000, 1000, true), ...burst])).toBe(1);
+    expect(countWaves([])).toBe(0);
+    expect(countWaves(closed, { gapMs: 2 })).toBeGreaterThan(2);
+    expect(() => countWaves(closed, { gapMs: -1 })).toThrow(/gapMs must be/);
   });
 });

@@ -10,4 +10,5 @@ export * from './provenance';
 export * from './charts-latency';
 export * from './charts-scaling';
 export * from './charts-timeline';
+export * from './waves';
 export * from './charts-server';
