@@ -36,7 +36,7 @@ describe('latencyCdf', () => {
     expect(fig.data[1].text).toEqual(['p50', 'p95', 'p99']);
     expect(fig.data[2].x).toEqual([]);
     expect(fig.layout.title?.text).toBe('TTFT');
-    expect(fig.layout.xaxis?.title?.text).toBe('latency (ms)');
+    expect(fig.layout.xaxis?.title?.text).toBe('延迟 latency (ms)');
   });
   it('labels simulated numbers', () => {
     expect(latencyCdf([], { title: 'TTFT', simulated: true }).layout.title?.text).toBe('TTFT (simulated)');
@@ -56,7 +56,7 @@ describe('percentileBars', () => {
     expect(fig.data.map((t) => t.name)).toEqual(['p50', 'p95', 'p99']);
     expect(fig.data[0].x).toEqual(['1', '8']);
     expect(fig.data[2].y).toEqual([300, 2400]);
-    expect(fig.layout.yaxis?.title?.text).toBe('E2E latency (ms)');
+    expect(fig.layout.yaxis?.title?.text).toBe('端到端延迟 E2E (ms)');
   });
 });
 

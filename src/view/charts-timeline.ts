@@ -208,10 +208,10 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
     rs.flatMap((r) => r.itlMs),
     50,
   );
-  const title = opts.tag === undefined ? 'Inter-token gaps over time' : `Inter-token gaps over time [${opts.tag}]`;
-  const layout = baseLayout(title, opts);
-  layout.xaxis = { title: axisTitle('run time (s)'), rangemode: 'tozero' };
-  layout.yaxis = { title: axisTitle('inter-token gap (ms)'), rangemode: 'tozero' };
+  const base = 'token 间隔随时间 inter-token gaps over time';
+  const layout = baseLayout(opts.tag === undefined ? base : `${base} [${opts.tag}]`, opts);
+  layout.xaxis = { title: axisTitle('运行时间 run time (s)'), rangemode: 'tozero' };
+  layout.yaxis = { title: axisTitle('token 间隔 inter-token gap (ms)'), rangemode: 'tozero', automargin: true };
   if (Number.isFinite(median)) {
     layout.shapes = [
       {
@@ -233,7 +233,7 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
         yref: 'y',
         y: median,
         yanchor: 'bottom',
-        text: `median ${median.toFixed(1)} ms`,
+        text: `中位数 median ${median.toFixed(1)} ms`,
         showarrow: false,
       },
     ];
