@@ -134,11 +134,11 @@ describe('requestGantt', () => {
   it('splits each request into queued / waiting / decode bars in seconds, plus ticks and failures', () => {
     const fig = requestGantt(timelineRecords());
     expect(fig.data.map((t) => t.name)).toEqual([
-      'queued (client)',
-      'waiting for 1st token (queue + prefill)',
-      'decode',
-      'token chunks',
-      'failed',
+      '客户端排队 queued (client)',
+      '等首个 token（排队 + 预填充 prefill）',
+      '解码 decode',
+      'token 块 chunks',
+      '失败 failed',
     ]);
     const [queued, waiting, decode, ticks, failed] = fig.data;
     expect(queued).toMatchObject({ y: [1], base: [0], x: [0.05] });
@@ -154,16 +154,16 @@ describe('requestGantt', () => {
   it('colours decode by tag and can drop ticks', () => {
     const fig = requestGantt(timelineRecords(), { colorBy: 'tag', ticks: false });
     expect(fig.data.map((t) => t.name)).toEqual([
-      'queued (client)',
-      'waiting for 1st token (queue + prefill)',
-      'decode · long',
-      'decode · short',
-      'failed',
+      '客户端排队 queued (client)',
+      '等首个 token（排队 + 预填充 prefill）',
+      '解码 decode · long',
+      '解码 decode · short',
+      '失败 failed',
     ]);
   });
   it('gives each tag one fixed colour, whatever the order or the run, and shares an x range', () => {
     const colorOf = (recs: ReturnType<typeof timelineRecords>, tag: string) =>
-      (requestGantt(recs, { colorBy: 'tag' }).data.find((t) => t.name === `decode · ${tag}`)!.marker as { color: string }).color;
+      (requestGantt(recs, { colorBy: 'tag' }).data.find((t) => t.name === `解码 decode · ${tag}`)!.marker as { color: string }).color;
     const a = timelineRecords();
     const b = [...timelineRecords()].reverse(); // 'long' seen first now
     for (const tag of ['short', 'long']) expect(colorOf(a, tag)).toBe(colorOf(b, tag));

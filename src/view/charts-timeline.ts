@@ -92,12 +92,12 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
     }
   }
   const traces: Trace[] = [
-    bar('queued (client)', PHASE_COLORS.queued, queued, yaxis),
-    bar('waiting for 1st token (queue + prefill)', PHASE_COLORS.waiting, waiting, yaxis),
+    bar('客户端排队 queued (client)', PHASE_COLORS.queued, queued, yaxis),
+    bar('等首个 token（排队 + 预填充 prefill）', PHASE_COLORS.waiting, waiting, yaxis),
   ];
   const colors = tagColors(decode.keys());
   for (const [key, segs] of [...decode].sort(([a], [b]) => a.localeCompare(b))) {
-    const name = opts.colorBy === 'tag' ? `decode · ${key}` : 'decode';
+    const name = opts.colorBy === 'tag' ? `解码 decode · ${key}` : '解码 decode';
     traces.push(bar(name, opts.colorBy === 'tag' ? colors.get(key)! : PHASE_COLORS.decode, segs, yaxis));
   }
   const chunks = records.reduce((n, r) => n + r.chunkMs.length, 0);
@@ -105,7 +105,7 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
     traces.push({
       type: 'scatter',
       mode: 'markers',
-      name: 'token chunks',
+      name: 'token 块 chunks',
       xaxis: 'x',
       yaxis,
       x: records.flatMap((r) => r.chunkMs.map(msToS)),
@@ -119,7 +119,7 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
     traces.push({
       type: 'scatter',
       mode: 'markers',
-      name: 'failed',
+      name: '失败 failed',
       xaxis: 'x',
       yaxis,
       x: failed.map((r) => msToS(r.endMs)),
