@@ -125,7 +125,8 @@ function openSampleLog(options: MetricsSamplerOptions) {
 }
 
 /**
- * Starts sampling at once (first scrape immediately). Each sample's `tMs` is the midpoint of
+ * Starts sampling at once (first scrape immediately), then every `intervalMs` on average, each gap
+ * jittered (`jitter`, seeded) so periodic arrivals cannot alias with the scrapes. Each sample's `tMs` is the midpoint of
  * the scrape's send and receive times on `now`, so it sits within half a round trip of the
  * moment the server rendered its gauges.
  */
