@@ -6,7 +6,12 @@
  * - no JavaScript error was raised (`pageerror`);
  * - no cell shows an error: no stderr output block holding a stack trace, `…Error:` or a TypeScript
  *   diagnostic (`12:5 - …`; tslab prints compile and runtime errors to stderr, which nbconvert
- *   marks `data-mime-type="application/vnd.jupyter.stderr"`), and no `error` output in the `.ipynb`.
+ *   marks `data-mime-type="application/vnd.jupyter.stderr"`), and no `error` output in the `.ipynb`;
+ * - in a 1400 px wide window no output overflows (no table, banner, chart or output area wider than
+ *   its box or the window) and the run tables LoadLab builds (`summaryTable`, `compareTable`) have
+ *   Chinese headers. Tables a notebook builds itself with English-only headers are listed as a
+ *   warning (they fail with LOADLAB_STRICT_ZH=1).
+ * `LOADLAB_EXECUTED_DIR` points the test at another folder of executed lessons (default data/executed).
  * One browser for all pages (plotly.js is ~4.8 MB per page); the network is cut off, so the page's
  * CDN scripts (MathJax, require.js) fail quietly and nothing is fetched. Skipped, saying why, when
  * there are no executed lessons or no /usr/bin/chromium. Never downloads a browser.
@@ -17,9 +22,17 @@ import * as path from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
+import {
+  englishOnlyHeaders,
+  OVERFLOW_REPORT,
+  PAGE_WIDTH,
+  TABLES_REPORT,
+  type OverflowReport,
+  type TableReport,
+} from './helpers/page-checks';
 
 const CHROMIUM = '/usr/bin/chromium';
-const EXECUTED = fromRoot('data', 'executed');
+const EXECUTED = process.env.LOADLAB_EXECUTED_DIR || fromRoot('data', 'executed');
 const pages = fs.existsSync(EXECUTED)
   ? fs
       .readdirSync(EXECUTED)
@@ -69,6 +82,7 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
     profile = fs.mkdtempSync(path.join(os.tmpdir(), 'loadlab-lessons-browser-'));
     context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
+      viewport: { width: PAGE_WIDTH, height: 1000 },
       args: [
         '--headless',
         '--no-sandbox',
@@ -90,7 +104,7 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
   });
 
   it.each(pages)(
-    '%s: every chart drew, no page error, no error output',
+    `%s: every chart drew, no page error, no error output; at ${PAGE_WIDTH} px nothing overflows, run-table headers Chinese`,
     async (name) => {
       const ipynb = path.join(EXECUTED, name.replace(/\.html$/, '.ipynb'));
       if (fs.existsSync(ipynb)) {
@@ -120,6 +134,18 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
           expect(c.svg, `chart ${c.id} has no SVG`).toBeGreaterThan(0);
           expect(c.traces, `chart ${c.id} has no trace`).toBeGreaterThan(0);
           expect(c.marks, `chart ${c.id} drew nothing inside its traces`).toBeGreaterThan(0);
+        }
+        const overflow = (await page.evaluate(OVERFLOW_REPORT)) as OverflowReport;
+        expect(overflow.overflowing, `outputs wider than their box or the ${overflow.viewport} px window`).toEqual([]);
+        expect(overflow.pageScrollWidth, 'page scrolls sideways').toBeLessThanOrEqual(overflow.viewport);
+        const tables = (await page.evaluate(TABLES_REPORT)) as TableReport[];
+        const english = tables
+          .map((t) => ({ kind: t.kind, caption: t.caption.slice(0, 80), english: englishOnlyHeaders(t) }))
+          .filter((t) => t.english.length > 0);
+        expect(english.filter((t) => t.kind !== '' || process.env.LOADLAB_STRICT_ZH === '1'), 'English-only headers').toEqual([]);
+        if (english.length) {
+          console.warn(`${name}: ${english.length} notebook table(s) with English-only headers:\n` +
+            english.map((t) => `  [${t.caption}] ${t.english.join(' | ')}`).join('\n'));
         }
       } finally {
         await page.close();

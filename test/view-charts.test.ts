@@ -8,6 +8,12 @@ import {
   percentileBars,
   requestGantt,
   scalingPoints,
+  scalingTitle,
+  tagColors,
+  timeRangeS,
+  colorAt,
+  countWaves,
+  wavesLabel,
   serverTimeline,
   throughputVsConcurrency,
   counterIncrements,
@@ -30,7 +36,7 @@ describe('latencyCdf', () => {
     expect(fig.data[1].text).toEqual(['p50', 'p95', 'p99']);
     expect(fig.data[2].x).toEqual([]);
     expect(fig.layout.title?.text).toBe('TTFT');
-    expect(fig.layout.xaxis?.title?.text).toBe('latency (ms)');
+    expect(fig.layout.xaxis?.title?.text).toBe('延迟 latency (ms)');
   });
   it('labels simulated numbers', () => {
     expect(latencyCdf([], { title: 'TTFT', simulated: true }).layout.title?.text).toBe('TTFT (simulated)');
@@ -50,7 +56,7 @@ describe('percentileBars', () => {
     expect(fig.data.map((t) => t.name)).toEqual(['p50', 'p95', 'p99']);
     expect(fig.data[0].x).toEqual(['1', '8']);
     expect(fig.data[2].y).toEqual([300, 2400]);
-    expect(fig.layout.yaxis?.title?.text).toBe('E2E latency (ms)');
+    expect(fig.layout.yaxis?.title?.text).toBe('端到端延迟 E2E (ms)');
   });
 });
 
@@ -78,13 +84,21 @@ describe('findSaturation', () => {
 
 describe('throughputVsConcurrency / latencyThroughputTradeoff', () => {
   const pts = scalingPoints([8, 1, 4].map((c) => ({ concurrency: c, summary: summary(c) })));
-  it('puts throughput and p99 TTFT on two y axes and marks saturation', () => {
+  it('puts throughput and TTFT (p50 line, p95–p99 band) on two y axes and marks saturation', () => {
     const fig = throughputVsConcurrency(pts, { saturationAt: 4, simulated: true });
-    expect(fig.data).toHaveLength(2);
+    expect(fig.data).toHaveLength(4);
     expect(fig.data[0].x).toEqual([1, 4, 8]);
     expect(fig.data[0].y).toEqual([100, 400, 800]);
-    expect(fig.data[1].yaxis).toBe('y2');
-    expect(fig.data[1].y).toEqual([30, 120, 240]);
+    expect(fig.data.slice(1).every((t) => t.yaxis === 'y2')).toBe(true);
+    const [, p50, p95, p99] = fig.data;
+    expect(p50.y).toEqual([10, 40, 80]);
+    expect(p95).toMatchObject({ y: [20, 80, 160], showlegend: false });
+    expect(p99).toMatchObject({ y: [30, 120, 240], fill: 'tonexty' }); // the band fills down to p95, the trace before it
+    expect(p50.name).toContain('TTFT p50');
+    expect(throughputVsConcurrency(pts, { latency: 'ttftP99Ms' }).data.map((t) => t.y)).toEqual([
+      [100, 400, 800],
+      [30, 120, 240],
+    ]);
     expect(fig.layout.yaxis2).toMatchObject({ overlaying: 'y', side: 'right' });
     expect(fig.layout.xaxis?.type).toBe('log');
     expect(fig.layout.shapes?.[0]).toMatchObject({ x0: 4, x1: 4 });
@@ -92,11 +106,27 @@ describe('throughputVsConcurrency / latencyThroughputTradeoff', () => {
     expect(fig.layout.title?.text).toMatch(/\(simulated\)$/);
     expect(throughputVsConcurrency(pts).layout.annotations).toBeUndefined();
   });
+  it('titles itself from the data: a plateau only when one is measured', () => {
+    // 100 → 400 → 800 tok/s: +100 % per doubling all along.
+    expect(throughputVsConcurrency(pts).layout.title?.text).toBe('吞吐随并发持续上升（未见平台）');
+    const flat = [
+      { concurrency: 1, outputTokensPerSec: 100 },
+      { concurrency: 2, outputTokensPerSec: 190 },
+      { concurrency: 4, outputTokensPerSec: 200 },
+      { concurrency: 8, outputTokensPerSec: 205 },
+    ];
+    expect(scalingTitle(flat)).toBe('吞吐随并发上升，c=2 后每翻倍增幅 < 10 %');
+    expect(scalingTitle(flat, { gainBelow: 0.02 })).toBe('吞吐随并发持续上升（未见平台）'); // 4 → 8 is +2.5 %
+    expect(scalingTitle(flat.slice(0, 1))).not.toMatch(/上升/);
+    expect(throughputVsConcurrency(pts, { title: 'T' }).layout.title?.text).toBe('T');
+  });
   it('plots throughput against p95 E2E labelled by concurrency', () => {
     const fig = latencyThroughputTradeoff(pts);
     expect(fig.data[0].x).toEqual([100, 400, 800]);
     expect(fig.data[0].y).toEqual([200, 800, 1600]);
     expect(fig.data[0].text).toEqual(['c=1', 'c=4', 'c=8']);
+    // The leftmost label sits right of its point and no label is clipped at the axis.
+    expect(fig.data[0]).toMatchObject({ textposition: ['top right', 'top left', 'top left'], cliponaxis: false });
   });
 });
 
@@ -104,11 +134,11 @@ describe('requestGantt', () => {
   it('splits each request into queued / waiting / decode bars in seconds, plus ticks and failures', () => {
     const fig = requestGantt(timelineRecords());
     expect(fig.data.map((t) => t.name)).toEqual([
-      'queued (client)',
-      'waiting for 1st token (queue + prefill)',
-      'decode',
-      'token chunks',
-      'failed',
+      '客户端排队 queued (client)',
+      '等首个 token（排队 + 预填充 prefill）',
+      '解码 decode',
+      'token 块 chunks',
+      '失败 failed',
     ]);
     const [queued, waiting, decode, ticks, failed] = fig.data;
     expect(queued).toMatchObject({ y: [1], base: [0], x: [0.05] });
@@ -119,17 +149,34 @@ describe('requestGantt', () => {
     expect(ticks.x).toHaveLength(11);
     expect(failed).toMatchObject({ x: [0.4], y: [2] });
     expect(fig.layout.barmode).toBe('overlay');
-    expect(fig.layout.xaxis?.title?.text).toBe('run time (s)');
+    expect(fig.layout.xaxis?.title?.text).toBe('运行时间 run time (s)');
   });
   it('colours decode by tag and can drop ticks', () => {
     const fig = requestGantt(timelineRecords(), { colorBy: 'tag', ticks: false });
     expect(fig.data.map((t) => t.name)).toEqual([
-      'queued (client)',
-      'waiting for 1st token (queue + prefill)',
-      'decode · short',
-      'decode · long',
-      'failed',
+      '客户端排队 queued (client)',
+      '等首个 token（排队 + 预填充 prefill）',
+      '解码 decode · long',
+      '解码 decode · short',
+      '失败 failed',
     ]);
+  });
+  it('gives each tag one fixed colour, whatever the order or the run, and shares an x range', () => {
+    const colorOf = (recs: ReturnType<typeof timelineRecords>, tag: string) =>
+      (requestGantt(recs, { colorBy: 'tag' }).data.find((t) => t.name === `解码 decode · ${tag}`)!.marker as { color: string }).color;
+    const a = timelineRecords();
+    const b = [...timelineRecords()].reverse(); // 'long' seen first now
+    for (const tag of ['short', 'long']) expect(colorOf(a, tag)).toBe(colorOf(b, tag));
+    expect(colorOf(a, 'short')).not.toBe(colorOf(a, 'long'));
+    expect(colorOf(a, 'long')).toBe(tagColors(['long']).get('long'));
+    // ITL scatter: the same tag colours as the Gantt.
+    const itl = itlTimeSeries(a);
+    expect((itl.data.find((t) => t.name === 'long')!.marker as { color: string }).color).toBe(colorOf(a, 'long'));
+    const later = timelineRecords().map((r) => ({ ...r, endMs: r.endMs + 1000, chunkMs: r.chunkMs.map((c) => c + 1000) }));
+    const range = timeRangeS(a, later);
+    expect(range[0]).toBe(0);
+    expect(range[1]).toBeGreaterThanOrEqual(1.52);
+    expect(requestGantt(a, { xRange: range }).layout.xaxis).toMatchObject({ range, autorange: false });
   });
 });
 
@@ -207,7 +254,37 @@ describe('abComparison', () => {
     expect(fig.data[0].y).toEqual([3, 20]);
     expect(fig.data[0].error_y).toMatchObject({ array: [1.5, 0], arrayminus: [1, 0], symmetric: false });
     expect(fig.layout.yaxis?.title?.text).toBe('TTFT p50 (ms)');
+    expect(fig.layout.xaxis?.title?.text).toBe('设置 setting');
     expect(abComparison([{ label: 'A', values: [1] }], { metric: 'E2E', percentile: 95, showValues: true }).data).toHaveLength(2);
     expect(() => abComparison([], { metric: 'E2E', percentile: 'p150' })).toThrow(/percentile must be/);
+  });
+  it('colours variant i as latencyCdf colours series i (points and dots)', () => {
+    const items = ['A', 'B', 'C'].map((label, i) => ({ label, values: [1 + i, 2 + i, 3 + i] }));
+    const cdf = latencyCdf(items);
+    const cdfColors = cdf.data.filter((_, k) => k % 2 === 0).map((t) => (t.line as { color: string }).color);
+    const ab = abComparison(items, { metric: 'TTFT', percentile: 50, showValues: true, xTitle: '并发 concurrency' });
+    expect((ab.data[0].marker as { color: string[] }).color).toEqual(cdfColors);
+    expect(ab.data.slice(1).map((t) => (t.marker as { color: string }).color)).toEqual(cdfColors);
+    expect(cdfColors).toEqual([0, 1, 2].map(colorAt));
+    expect(ab.layout.xaxis?.title?.text).toBe('并发 concurrency');
+  });
+});
+
+describe('countWaves / wavesLabel', () => {
+  it('counts groups of sends from the data: a closed loop serving 2c requests has two waves, a burst one', () => {
+    const req = (i: number, start: number, e2e: number, warmup = false) =>
+      rec(i, { start, chunks: [start + 100, start + e2e], warmup });
+    // Closed loop, 4 slots, 8 requests of ~1 s: the second four start as the first four end.
+    const closed = [0, 5, 9, 14].flatMap((s, i) => [req(i, s, 1000 + s), req(i + 4, 1000 + 2 * s, 1000)]);
+    expect(countWaves(closed)).toBe(2);
+    expect(wavesLabel(countWaves(closed))).toBe('2 波 two waves');
+    const burst = [0, 1, 2, 3, 4, 5].map((s, i) => req(i, s, 500 + 300 * i));
+    expect(countWaves(burst)).toBe(1);
+    expect(wavesLabel(1)).toBe('1 波 one wave');
+    // Warm-up requests are not a wave.
+    expect(countWaves([req(99, -5000, 1000, true), ...burst])).toBe(1);
+    expect(countWaves([])).toBe(0);
+    expect(countWaves(closed, { gapMs: 2 })).toBeGreaterThan(2);
+    expect(() => countWaves(closed, { gapMs: -1 })).toThrow(/gapMs must be/);
   });
 });

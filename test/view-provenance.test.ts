@@ -18,16 +18,16 @@ describe('labels from the run manifest', () => {
       { label: 'a', ...simRun },
       { label: 'b', ...simRun },
     ];
-    expect(compareTable(same, undefined, { simulated: false })).toContain('Runs compared (simulated)</caption>');
-    expect(compareRows(same)[0]).not.toHaveProperty('server');
+    expect(compareTable(same, undefined, { simulated: false })).toContain('运行对比 runs compared (simulated)</caption>');
+    expect(Object.keys(compareRows(same)[0])).not.toContain('服务器 server');
     const mixed = [
       { label: 'sim', ...simRun },
       { label: '4090', ...gpuRun },
     ];
-    expect(compareTable(mixed)).toContain('Runs compared (simulated and real runs mixed)</caption>');
-    expect(compareRows(mixed).map((r) => r.server)).toEqual(['simulated 0.19.0', 'vLLM 0.11.0']);
+    expect(compareTable(mixed)).toContain('运行对比 runs compared (simulated and real runs mixed)</caption>');
+    expect(compareRows(mixed).map((r) => r['服务器 server'])).toEqual(['simulated 0.19.0', 'vLLM 0.11.0']);
     expect(compareTable([{ label: 'gpu', ...gpuRun }], undefined, { simulated: true })).toContain(
-      '<caption>Runs compared</caption>',
+      '<caption>运行对比 runs compared</caption>',
     );
   });
 
@@ -41,5 +41,38 @@ describe('labels from the run manifest', () => {
     expect(latencyCdf([{ label: 'x', values: [1, 2, 3] }], { title: 'C', simulated: true }).layout.title).toEqual({
       text: 'C (simulated)',
     });
+  });
+});
+
+describe('every chart builder labels itself from the runs given', () => {
+  it('each exported builder that returns a Figure titles a simulated run "(simulated)", a real one not', async () => {
+    const view = await import('../src/view');
+    const recs = timelineRecords();
+    const pts = view.scalingPoints([1, 2].map((c) => ({ concurrency: c, summary: summary(c) })));
+    const build: Record<string, (sim: unknown) => { layout: { title?: { text: string } } }> = {
+      latencyCdf: (s) => view.latencyCdf([{ label: 'a', values: [1, 2] }], { simulated: s as never }),
+      percentileBars: (s) => view.percentileBars([{ label: 1, summary: summary(1) }], 'ttftMs', { simulated: s as never }),
+      abComparison: (s) => view.abComparison([{ label: 'a', values: [1, 2] }], { metric: 'TTFT', percentile: 50, simulated: s as never }),
+      throughputVsConcurrency: (s) => view.throughputVsConcurrency(pts, { simulated: s as never }),
+      latencyThroughputTradeoff: (s) => view.latencyThroughputTradeoff(pts, { simulated: s as never }),
+      requestGantt: (s) => view.requestGantt(recs, { simulated: s as never }),
+      itlTimeSeries: (s) => view.itlTimeSeries(recs, { simulated: s as never }),
+      serverTimeline: (s) => view.serverTimeline(recs, [], { simulated: s as never }),
+    };
+    // A new chart builder in src/view must be added above (and so be checked).
+    const fs = await import('node:fs');
+    const path = await import('node:path');
+    const dir = path.join(__dirname, '..', 'src', 'view');
+    const builders = fs
+      .readdirSync(dir)
+      .flatMap((f) => [...fs.readFileSync(path.join(dir, f), 'utf8').matchAll(/export function (\w+)\([^)]*\)\s*:\s*Figure\b/g)])
+      .map((m) => m[1]);
+    expect(builders.filter((b) => !(b in build))).toEqual([]);
+    expect(new Set(builders)).toEqual(new Set(Object.keys(build)));
+    for (const [name, f] of Object.entries(build)) {
+      expect(f(simRun).layout.title?.text, name).toMatch(/\(simulated\)$/);
+      expect(f([simRun, gpuRun]).layout.title?.text, name).toMatch(/\(simulated and real runs mixed\)$/);
+      expect(f(gpuRun).layout.title?.text, name).not.toMatch(/simulated/);
+    }
   });
 });

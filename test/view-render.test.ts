@@ -81,3 +81,23 @@ describe('show', () => {
     }
   });
 });
+
+describe('show with a banner', () => {
+  it('puts the warnings in a full-width banner above the chart, in the notebook and in the saved file', () => {
+    const shown: string[] = [];
+    setHtmlDisplay({ html: (s) => shown.push(s) });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loadlab-banner-'));
+    try {
+      const file = path.join(dir, 'c.html');
+      expect(show(fig, { banner: ['⚠ 测量端成了瓶颈 CLIENT-BOUND'], saveTo: file })).toBeUndefined();
+      const html = shown[0];
+      expect(html.indexOf('loadlab-banner')).toBeGreaterThanOrEqual(0);
+      expect(html.indexOf('loadlab-banner')).toBeLessThan(html.indexOf('class="loadlab-plot"'));
+      expect(fs.readFileSync(file, 'utf8')).toContain('CLIENT-BOUND');
+      show(fig);
+      expect(shown[1]).not.toContain('loadlab-banner');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,5 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { compareRows, compareTable, formatCell, setHtmlDisplay, summaryRows, summaryTable, table, tableHtml } from '../src/view';
+import {
+  bannerHtml,
+  compareRows,
+  compareTable,
+  formatCell,
+  setHtmlDisplay,
+  summaryRows,
+  summaryTable,
+  table,
+  tableHtml,
+} from '../src/view';
+import type { RunSummary } from '../src/types';
 import { summary } from './helpers/view-fixtures';
 
 /** Cell texts of every body row. */
@@ -62,13 +73,14 @@ describe('table', () => {
 describe('summaryTable / compareTable', () => {
   it('lists TTFT/TPOT/ITL/E2E with n, mean and percentiles', () => {
     const rows = summaryRows(summary(2));
-    expect(rows.map((r) => r.metric)).toEqual(['TTFT', 'TPOT', 'ITL', 'E2E']);
-    expect(Object.keys(rows[0])).toEqual(['metric', 'n', 'mean', 'p50', 'p90', 'p95', 'p99', 'max']);
-    expect(rows[3]).toMatchObject({ p50: 200, p95: 400, p99: 600 });
+    expect(rows.map((r) => r['指标 metric'])).toEqual(['首字延迟 TTFT', '每输出 token 时间 TPOT', 'token 间隔 ITL', '端到端延迟 E2E']);
+    expect(Object.keys(rows[0])).toEqual(['指标 metric', '样本数 n', '均值 mean (ms)', 'p50 (ms)', 'p90 (ms)', 'p95 (ms)', 'p99 (ms)', '最大 max (ms)']);
+    expect(rows[3]).toMatchObject({ 'p50 (ms)': 200, 'p95 (ms)': 400, 'p99 (ms)': 600 });
     const html = summaryTable(summary(2), { simulated: true })!;
-    expect(html).toContain('9 of 10 requests completed, 1 failed (simulated)</caption>');
-    expect(cells(html)[2]).toEqual(['ITL', '0', '—', '—', '—', '—', '—', '—']);
-    expect(cells(html)[0].slice(0, 4)).toEqual(['TTFT', '10', '22.0', '20.0']);
+    expect(html).toContain('10 个请求中 9 个完成，1 个失败 (simulated)</caption>');
+    expect(cells(html)[2]).toEqual(['token 间隔 ITL', '0', '—', '—', '—', '—', '—', '—']);
+    expect(cells(html)[0].slice(0, 4)).toEqual(['首字延迟 TTFT', '10', '22.0', '20.0']);
+    expect(html).not.toContain('loadlab-banner');
   });
   it('puts runs in rows with E2E/TTFT percentiles and throughput', () => {
     const items = [
@@ -76,12 +88,45 @@ describe('summaryTable / compareTable', () => {
       { label: 4, summary: summary(4) },
     ];
     const rows = compareRows(items);
-    expect(rows[1]).toMatchObject({ run: '4', 'E2E p50 ms': 400, 'E2E p99 ms': 1200, 'TTFT p95 ms': 80, 'output tok/s': 400 });
+    expect(rows[1]).toMatchObject({
+      '运行 run': '4',
+      '端到端 E2E p50 (ms)': 400,
+      '端到端 E2E p99 (ms)': 1200,
+      '首字延迟 TTFT p95 (ms)': 80,
+      '输出吞吐 output (tok/s)': 400,
+    });
     const custom = compareRows(items, [{ header: 'TPOT p50 ms', value: (s) => s.tpotMs.p50 }]);
     expect(custom).toEqual([
-      { run: '1', 'TPOT p50 ms': 5 },
-      { run: '4', 'TPOT p50 ms': 5 },
+      { '运行 run': '1', 'TPOT p50 ms': 5 },
+      { '运行 run': '4', 'TPOT p50 ms': 5 },
     ]);
-    expect(compareTable(items)).toContain('<caption>Runs compared</caption>');
+    expect(compareTable(items)).toContain('<caption>运行对比 runs compared</caption>');
+  });
+  it('headers are Chinese with the English metric name kept', () => {
+    const heads = (html: string) => [...html.matchAll(/<th[^>]*>(.*?)<\/th>/g)].map((m) => m[1]);
+    const all = [...heads(summaryTable(summary(1))!), ...heads(compareTable([{ label: 'a', summary: summary(1) }])!)];
+    const cjk = /[\u4e00-\u9fff]/;
+    // Every header but the bare percentile columns (p50 (ms) …, under a Chinese caption) is Chinese.
+    for (const h of all.filter((h) => !/^p\d+ \(ms\)$/.test(h))) expect(h).toMatch(cjk);
+    for (const name of ['TTFT', 'E2E', 'tok/s', 'p95']) expect(all.join(' ')).toContain(name);
+  });
+  it('health warnings go to a full-width banner above the table, not into the caption', () => {
+    const warning = 'The load generator was the bottleneck: its event loop lagged 120 ms.';
+    const sick: RunSummary = { ...summary(1), health: { clientBound: true, simBehind: false, warnings: [warning] } };
+    const html = summaryTable(sick)!;
+    const caption = html.match(/<caption>(.*?)<\/caption>/)![1];
+    expect(caption).not.toContain('⚠');
+    expect(html.indexOf('loadlab-banner')).toBeLessThan(html.indexOf('<table'));
+    expect(html).toContain(warning);
+    expect(html).toContain('CLIENT-BOUND');
+    expect(html).toMatch(/class="loadlab-banner"[^>]*width:100%/);
+    const cmp = compareTable([
+      { label: 'c=1', summary: summary(1) },
+      { label: 'c=8', summary: sick },
+    ])!;
+    expect(cmp.indexOf('c=8：')).toBeLessThan(cmp.indexOf('<table'));
+    expect(cells(cmp).map((r) => r[r.length - 1])).toEqual(['正常 ok', '⚠ 客户端瓶颈 client-bound']);
+    expect(bannerHtml([])).toBe('');
+    expect(bannerHtml('<b>')).toContain('&lt;b&gt;');
   });
 });

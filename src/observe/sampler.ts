@@ -2,8 +2,11 @@
  * Scrapes a server's `/metrics` on a fixed period during a run and turns each scrape into a
  * `MetricsSample` on the run's clock, optionally appending it to `metrics.jsonl`.
  *
- * Rules: one scrape at a time (the next starts `intervalMs` after the previous one started,
- * or at once if it overran); each scrape has its own timeout; a failed scrape (refused,
+ * Rules: one scrape at a time (the next starts a jittered `intervalMs` after the previous one
+ * started, or at once if it overran); the gap is drawn uniformly from
+ * `intervalMs × [1 − jitter, 1 + jitter]` by a seeded generator (mean `intervalMs`), so a
+ * periodic arrival pattern (e.g. 4 req/s against a 250 ms period) cannot phase-lock with the
+ * scrapes and show an idle server (aliasing); the same seed gives the same gaps; each scrape has its own timeout; a failed scrape (refused,
  * timeout, non-200, unparsable text) is counted and skipped, never fatal. `stop()` cancels the
  * scrape in flight, clears the timer, closes the connection and the file: nothing is left.
  * File lines are whole JSON objects, each written with one append (see `src/run/atomic.ts`).
@@ -13,6 +16,7 @@ import { dirname } from 'node:path';
 import { Pool } from 'undici';
 import { openLineAppender, type LineAppender } from '../run/atomic';
 import type { MetricsSample } from '../types';
+import { seededRng } from '../rng';
 import { httpGet, serverRoot } from '../client/http-get';
 import { parsePrometheus, type MetricFamily } from './prometheus';
 import { toMetricsSample } from './vllm-metrics';
@@ -21,8 +25,15 @@ import { toMetricsSample } from './vllm-metrics';
 export interface MetricsSamplerOptions {
   /** Server root, e.g. `http://127.0.0.1:8000` (a trailing `/v1` is ignored). */
   baseUrl: string;
-  /** Scrape period in ms; default 250 (~4 Hz). */
+  /** Mean scrape period in ms; default 250 (~4 Hz). */
   intervalMs?: number;
+  /**
+   * Relative jitter of each gap, 0..0.9: gaps are uniform in `intervalMs × [1 − jitter, 1 + jitter]`.
+   * Default 0.5, so periodic arrivals cannot alias with the scrapes; 0 = a fixed period.
+   */
+  jitter?: number;
+  /** Seed of the jitter; default 1 (same gaps every run). */
+  seed?: number;
   /** The run's clock, ms since the run origin; default `performance.now`. Stamps only, not scheduling. */
   now?: () => number;
   /** Called with each sample as it is taken. */
@@ -51,17 +62,29 @@ export interface MetricsSampler {
   stop(): Promise<MetricsSample[]>;
 }
 
+/**
+ * The sampler's gaps between scrape starts (ms): each uniform in `intervalMs × [1 − jitter, 1 + jitter]`,
+ * from `seededRng(seed)`, so the same seed repeats the same gaps. `jitter` 0 gives a fixed period.
+ */
+export function scrapeGaps(intervalMs: number, jitter: number, seed: number): () => number {
+  const rng = seededRng(seed);
+  return () => intervalMs * (1 + jitter * (2 * rng() - 1));
+}
+
 /** Defaults and checks of the sampler options; `url` is the server's `/metrics`. */
 function resolveSamplerOptions(options: MetricsSamplerOptions) {
   const intervalMs = options.intervalMs ?? 250;
   if (!(intervalMs > 0)) throw new Error(`intervalMs must be > 0 ms, got ${intervalMs}`);
+  const jitter = options.jitter ?? 0.5;
+  if (!(jitter >= 0 && jitter <= 0.9)) throw new Error(`jitter must be a fraction 0..0.9 (0 = fixed period), got ${jitter}`);
   const now = options.now ?? (() => performance.now());
   const timeoutMs = options.timeoutMs ?? Math.max(1000, 4 * intervalMs);
   const root = serverRoot(options.baseUrl);
   if (!/^https?:\/\/[^/]+/.test(root))
     throw new Error(`baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got '${options.baseUrl}'`);
   const url = `${root}/metrics`;
-  return { intervalMs, now, timeoutMs, root, url };
+  const nextGapMs = scrapeGaps(intervalMs, jitter, options.seed ?? 1);
+  return { intervalMs, nextGapMs, now, timeoutMs, root, url };
 }
 
 /** The `metrics.jsonl` appender (folders created), or undefined without a file. */
@@ -102,12 +125,13 @@ function openSampleLog(options: MetricsSamplerOptions) {
 }
 
 /**
- * Starts sampling at once (first scrape immediately). Each sample's `tMs` is the midpoint of
+ * Starts sampling at once (first scrape immediately), then every `intervalMs` on average, each gap
+ * jittered (`jitter`, seeded) so periodic arrivals cannot alias with the scrapes. Each sample's `tMs` is the midpoint of
  * the scrape's send and receive times on `now`, so it sits within half a round trip of the
  * moment the server rendered its gauges.
  */
 export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSampler {
-  const { intervalMs, now, timeoutMs, root, url } = resolveSamplerOptions(options);
+  const { nextGapMs, now, timeoutMs, root, url } = resolveSamplerOptions(options);
   const pool = new Pool(new URL(root).origin, { connections: 1 });
   const log = openSampleLog(options);
 
@@ -145,7 +169,7 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
     abort = new AbortController();
     inflight = scrape(abort.signal).finally(() => {
       inflight = undefined;
-      if (!stopped) timer = setTimeout(tick, Math.max(0, intervalMs - (performance.now() - started)));
+      if (!stopped) timer = setTimeout(tick, Math.max(0, nextGapMs() - (performance.now() - started)));
     });
   }
 

@@ -1,7 +1,9 @@
 /**
  * Server-side timelines recorded alongside a run, on the run's clock: `/metrics` scrapes
  * (`metrics.jsonl`) and `nvidia-smi` samples (`gpu.jsonl`), so a lesson can put what the
- * server saw (queue depth, KV usage, preemptions) under what the client saw.
+ * server saw (queue depth, KV usage, preemptions) under what the client saw. `/metrics` is
+ * scraped every 250 ms on average with seeded jitter (see `startMetricsSampler`), so periodic
+ * arrivals (e.g. 4 req/s) cannot alias with the scrapes.
  */
 import { startGpuSampler } from '../observe/gpu';
 import { startMetricsSampler } from '../observe/sampler';
@@ -13,7 +15,10 @@ export interface RunSamplers {
   stop(): Promise<{ metrics?: MetricsSample[]; gpu?: GpuSample[] }>;
 }
 
-/** Start the samplers `opts` asks for (none by default). */
+/**
+ * Start the samplers `opts` asks for (none by default). `sampleMetrics`: true (mean period 250 ms)
+ * or the mean period in ms; gaps are jittered ±50 % with a fixed seed.
+ */
 export function startSamplers(
   opts: { sampleMetrics?: boolean | number; sampleGpu?: boolean; apiKey?: string },
   baseUrl: string,

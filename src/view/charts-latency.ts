@@ -31,7 +31,7 @@ export interface CdfOptions extends ChartOptions {
   markers?: number[];
   /** Log-scale x axis (long tails). Default false. */
   logX?: boolean;
-  /** x axis title, before the unit. Default `'latency'`. */
+  /** x axis title, before the unit. Default `'延迟 latency'`. */
   xTitle?: string;
 }
 
@@ -76,9 +76,9 @@ export function latencyCdf(series: CdfSeries[], opts: CdfOptions = {}): Figure {
       hovertemplate: `%{text} = %{x:.1f} ${unit}<extra>${s.label}</extra>`,
     });
   });
-  const layout = baseLayout('Latency CDF', opts);
-  layout.xaxis = { title: axisTitle(`${opts.xTitle ?? 'latency'} (${unit})`), type: opts.logX ? 'log' : 'linear' };
-  layout.yaxis = { title: axisTitle('fraction of requests'), range: [0, 1.02], tickformat: '.0%' };
+  const layout = baseLayout('延迟累积分布 latency CDF', opts);
+  layout.xaxis = { title: axisTitle(`${opts.xTitle ?? '延迟 latency'} (${unit})`), type: opts.logX ? 'log' : 'linear', automargin: true };
+  layout.yaxis = { title: axisTitle('请求占比 fraction of requests'), range: [0, 1.02], tickformat: '.0%', automargin: true };
   return { data, layout };
 }
 
@@ -86,17 +86,17 @@ export function latencyCdf(series: CdfSeries[], opts: CdfOptions = {}): Figure {
 export type LatencyMetric = 'ttftMs' | 'e2eMs' | 'tpotMs' | 'itlMs';
 
 const METRIC_NAMES: Record<LatencyMetric, string> = {
-  ttftMs: 'TTFT',
-  e2eMs: 'E2E latency',
-  tpotMs: 'TPOT',
-  itlMs: 'ITL',
+  ttftMs: '首字延迟 TTFT',
+  e2eMs: '端到端延迟 E2E',
+  tpotMs: '每输出 token 时间 TPOT',
+  itlMs: 'token 间隔 ITL',
 };
 
 /** Options of `percentileBars`. */
 export interface PercentileBarsOptions extends ChartOptions {
   /** Percentiles, one bar each per item. Default `['p50', 'p95', 'p99']`. */
   percentiles?: ('p50' | 'p90' | 'p95' | 'p99' | 'max' | 'mean')[];
-  /** x axis title. Default `'concurrency'`. */
+  /** x axis title. Default `'并发 concurrency'`. */
   xTitle?: string;
 }
 
@@ -119,9 +119,9 @@ export function percentileBars(
     marker: { color: colorAt(i) },
     hovertemplate: `${p} = %{y:.1f} ms<extra>%{x}</extra>`,
   }));
-  const layout = baseLayout(`${METRIC_NAMES[metric]} percentiles`, opts);
+  const layout = baseLayout(`${METRIC_NAMES[metric]} 分位数 percentiles`, opts);
   layout.barmode = 'group';
-  layout.xaxis = { title: axisTitle(opts.xTitle ?? 'concurrency'), type: 'category' };
+  layout.xaxis = { title: axisTitle(opts.xTitle ?? '并发 concurrency'), type: 'category', automargin: true };
   layout.yaxis = { title: axisTitle(`${METRIC_NAMES[metric]} (ms)`), rangemode: 'tozero' };
   return { data, layout };
 }
@@ -149,6 +149,8 @@ export interface AbOptions extends ChartOptions {
   style?: 'point' | 'bar';
   /** Also draw the raw values as a faint strip beside each point. Default false. */
   showValues?: boolean;
+  /** x axis title. Default `'设置 setting'`; e.g. `'并发 concurrency'`. */
+  xTitle?: string;
 }
 
 /** `95`, `'95'` or `'p95'` → 0.95. */
@@ -168,6 +170,8 @@ function parsePercentile(p: number | string): number {
 /**
  * One point (or bar) per variant at the chosen percentile of its values, with asymmetric error
  * bars from `ci` (none when absent). Trace 0 is the points; with `showValues`, one strip per variant follows.
+ * Variant `i` is drawn in `colorAt(i)`, the colour `latencyCdf` gives series `i`, so a CDF and its
+ * bootstrap chart built from the same list match.
  */
 export function abComparison(items: AbItem[], opts: AbOptions): Figure {
   const p = parsePercentile(opts.percentile);
@@ -178,7 +182,9 @@ export function abComparison(items: AbItem[], opts: AbOptions): Figure {
   const data: Trace[] = [
     {
       type: opts.style === 'bar' ? 'bar' : 'scatter',
-      ...(opts.style === 'bar' ? {} : { mode: 'markers', marker: { size: 12, color: colorAt(0) } }),
+      ...(opts.style === 'bar'
+        ? { marker: { color: items.map((_, i) => colorAt(i)) } }
+        : { mode: 'markers', marker: { size: 12, color: items.map((_, i) => colorAt(i)) } }),
       name: `${opts.metric} ${pName}`,
       x,
       y: ys,
@@ -205,14 +211,14 @@ export function abComparison(items: AbItem[], opts: AbOptions): Figure {
         pointpos: -1.6,
         fillcolor: 'rgba(0,0,0,0)',
         line: { width: 0 },
-        marker: { size: 3, opacity: 0.35, color: colorAt(i + 1) },
+        marker: { size: 3, opacity: 0.35, color: colorAt(i) },
         showlegend: false,
         hoverinfo: 'y',
       }),
     );
   }
-  const layout = baseLayout(`${opts.metric} ${pName} by variant (error bars: confidence interval)`, opts);
-  layout.xaxis = { title: axisTitle('variant'), type: 'category' };
+  const layout = baseLayout(`${opts.metric} ${pName}（误差线：置信区间 confidence interval）`, opts);
+  layout.xaxis = { title: axisTitle(opts.xTitle ?? '设置 setting'), type: 'category', automargin: true };
   layout.yaxis = { title: axisTitle(`${opts.metric} ${pName} (${unit})`), rangemode: 'tozero' };
   layout.showlegend = false;
   return { data, layout };

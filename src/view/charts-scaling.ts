@@ -13,6 +13,7 @@ export interface ScalingPoint {
   ttftP99Ms: number;
   requestsPerSec?: number;
   ttftP50Ms?: number;
+  ttftP95Ms?: number;
   e2eP50Ms?: number;
   e2eP95Ms?: number;
   e2eP99Ms?: number;
@@ -20,15 +21,16 @@ export interface ScalingPoint {
 }
 
 /** A latency field of `ScalingPoint`. */
-export type ScalingLatencyKey = 'ttftP99Ms' | 'ttftP50Ms' | 'e2eP50Ms' | 'e2eP95Ms' | 'e2eP99Ms' | 'tpotP50Ms';
+export type ScalingLatencyKey = 'ttftP99Ms' | 'ttftP95Ms' | 'ttftP50Ms' | 'e2eP50Ms' | 'e2eP95Ms' | 'e2eP99Ms' | 'tpotP50Ms';
 
 const LATENCY_NAMES: Record<ScalingLatencyKey, string> = {
-  ttftP99Ms: 'P99 TTFT',
-  ttftP50Ms: 'P50 TTFT',
-  e2eP50Ms: 'P50 E2E latency',
-  e2eP95Ms: 'P95 E2E latency',
-  e2eP99Ms: 'P99 E2E latency',
-  tpotP50Ms: 'P50 TPOT',
+  ttftP99Ms: '首字延迟 TTFT p99',
+  ttftP95Ms: '首字延迟 TTFT p95',
+  ttftP50Ms: '首字延迟 TTFT p50',
+  e2eP50Ms: '端到端延迟 E2E p50',
+  e2eP95Ms: '端到端延迟 E2E p95',
+  e2eP99Ms: '端到端延迟 E2E p99',
+  tpotP50Ms: '每 token 时间 TPOT p50',
 };
 
 /** `ScalingPoint`s from run summaries of a sweep, sorted by concurrency. */
@@ -39,6 +41,7 @@ export function scalingPoints(items: { concurrency: number; summary: RunSummary 
       outputTokensPerSec: s.outputTokensPerSec,
       requestsPerSec: s.requestsPerSec,
       ttftP50Ms: s.ttftMs.p50,
+      ttftP95Ms: s.ttftMs.p95,
       ttftP99Ms: s.ttftMs.p99,
       e2eP50Ms: s.e2eMs.p50,
       e2eP95Ms: s.e2eMs.p95,
@@ -74,98 +77,139 @@ export function findSaturation(
   return undefined;
 }
 
+/**
+ * The scaling chart's title, computed from the data: "吞吐随并发上升，c=X 后每翻倍增幅 < Y %" only
+ * when `findSaturation(points, { gainBelow })` finds that point; otherwise "吞吐随并发持续上升（未见平台）".
+ * `gainBelow` default 0.1 (10 %).
+ */
+export function scalingTitle(
+  points: { concurrency: number; outputTokensPerSec: number }[],
+  opts: { gainBelow?: number } = {},
+): string {
+  const gainBelow = opts.gainBelow ?? 0.1;
+  if (points.length < 2) return '吞吐与并发 throughput vs concurrency';
+  const at = findSaturation(points, { gainBelow });
+  if (at !== undefined) return `吞吐随并发上升，c=${at} 后每翻倍增幅 < ${+(gainBelow * 100).toFixed(2)} %`;
+  return '吞吐随并发持续上升（未见平台）';
+}
+
 /** Options of `throughputVsConcurrency`. */
 export interface ThroughputVsConcurrencyOptions extends ChartOptions {
   /** Concurrency to mark as the saturation point (e.g. from `findSaturation`); none when undefined. */
   saturationAt?: number;
-  /** Latency drawn on the right axis. Default `'ttftP99Ms'`. */
-  latency?: ScalingLatencyKey;
+  /**
+   * Latency on the right axis. Default `'ttftBand'`: TTFT p50 as a line with the p95–p99 range as
+   * a shaded band (a lone p99 of a short run is noisy). A key draws that one line instead.
+   */
+  latency?: ScalingLatencyKey | 'ttftBand';
   /** Log₂-spaced concurrency axis. Default true when every concurrency is > 0. */
   logX?: boolean;
+  /** Gain per doubling below which the default title calls throughput flat (`scalingTitle`). Default 0.1. */
+  gainBelow?: number;
+}
+
+const LAT = colorAt(3);
+
+/** Right-axis latency traces: one line for a key; for `'ttftBand'` the p50 line, then p95 and p99 bounding a band. */
+function latencyTraces(ps: ScalingPoint[], key: ScalingLatencyKey | 'ttftBand'): Trace[] {
+  const x = ps.map((p) => p.concurrency);
+  const line = (k: ScalingLatencyKey): Trace => ({
+    type: 'scatter',
+    mode: 'lines+markers',
+    name: `${LATENCY_NAMES[k]} (ms)`,
+    x,
+    yaxis: 'y2',
+    y: ps.map((p) => p[k] ?? NaN),
+    marker: { color: LAT, symbol: 'square' },
+    line: { color: LAT, dash: 'dot' },
+    hovertemplate: `c=%{x}: %{y:.0f} ms<extra>${LATENCY_NAMES[k]}</extra>`,
+  });
+  if (key !== 'ttftBand') return [line(key)];
+  const edge = (k: 'ttftP95Ms' | 'ttftP99Ms', fill: boolean): Trace => ({
+    type: 'scatter',
+    mode: 'lines',
+    name: fill ? '首字延迟 TTFT p95–p99 区间' : `${LATENCY_NAMES[k]} (ms)`,
+    showlegend: fill,
+    legendgroup: 'ttft-band',
+    x,
+    yaxis: 'y2',
+    y: ps.map((p) => p[k] ?? NaN),
+    line: { color: LAT, width: 0 },
+    ...(fill ? { fill: 'tonexty', fillcolor: 'rgba(214,39,40,0.15)' } : {}),
+    hovertemplate: `c=%{x}: %{y:.0f} ms<extra>${LATENCY_NAMES[k]}</extra>`,
+  });
+  return [{ ...line('ttftP50Ms'), line: { color: LAT } }, edge('ttftP95Ms', false), edge('ttftP99Ms', true)];
 }
 
 /**
- * Output throughput (left axis) and tail latency (right axis, `yaxis: 'y2'`) against concurrency,
- * with the saturation point annotated. Traces: throughput, latency.
+ * Output throughput (left axis) and TTFT (right axis, `yaxis: 'y2'`: p50 line and p95–p99 band by
+ * default) against concurrency, with the saturation point annotated. The default title is
+ * `scalingTitle` of the points, so it never claims a plateau the data do not show.
+ * Traces: throughput, then the latency traces.
  */
 export function throughputVsConcurrency(points: ScalingPoint[], opts: ThroughputVsConcurrencyOptions = {}): Figure {
   const ps = [...points].sort((a, b) => a.concurrency - b.concurrency);
-  const key = opts.latency ?? 'ttftP99Ms';
+  const key = opts.latency ?? 'ttftBand';
   const x = ps.map((p) => p.concurrency);
   const logX = opts.logX ?? (ps.length > 0 && x.every((c) => c > 0));
   const data: Trace[] = [
     {
       type: 'scatter',
       mode: 'lines+markers',
-      name: 'output throughput (tok/s)',
+      name: '输出吞吐 output throughput (tok/s)',
       x,
       y: ps.map((p) => p.outputTokensPerSec),
       marker: { color: colorAt(0) },
       line: { color: colorAt(0) },
-      hovertemplate: 'concurrency %{x}: %{y:.0f} tok/s<extra></extra>',
+      hovertemplate: 'c=%{x}: %{y:.0f} tok/s<extra></extra>',
     },
-    {
-      type: 'scatter',
-      mode: 'lines+markers',
-      name: `${LATENCY_NAMES[key]} (ms)`,
-      x,
-      yaxis: 'y2',
-      y: ps.map((p) => p[key] ?? NaN),
-      marker: { color: colorAt(3), symbol: 'square' },
-      line: { color: colorAt(3), dash: 'dot' },
-      hovertemplate: `concurrency %{x}: %{y:.0f} ms<extra>${LATENCY_NAMES[key]}</extra>`,
-    },
+    ...latencyTraces(ps, key),
   ];
-  const layout = baseLayout(`Throughput rises, then ${LATENCY_NAMES[key]} takes off`, opts);
+  const latName = key === 'ttftBand' ? '首字延迟 TTFT (ms)' : `${LATENCY_NAMES[key]} (ms)`;
+  const layout = baseLayout(scalingTitle(ps, { gainBelow: opts.gainBelow }), opts);
   layout.margin = { l: 70, r: 80, t: 90, b: 55 };
   layout.xaxis = {
-    title: axisTitle('concurrency (requests in flight)'),
+    title: axisTitle('并发 concurrency (requests in flight)'),
     type: logX ? 'log' : 'linear',
+    automargin: true,
     ...(logX ? { tickvals: x, ticktext: x.map(String) } : {}),
   };
-  layout.yaxis = { title: axisTitle('output throughput (tok/s)'), rangemode: 'tozero', color: colorAt(0) };
+  layout.yaxis = { title: axisTitle('输出吞吐 output throughput (tok/s)'), rangemode: 'tozero', color: colorAt(0), automargin: true };
   layout.yaxis2 = {
-    title: axisTitle(`${LATENCY_NAMES[key]} (ms)`),
+    title: axisTitle(latName),
     overlaying: 'y',
     side: 'right',
     rangemode: 'tozero',
-    color: colorAt(3),
+    color: LAT,
     showgrid: false,
     zeroline: false,
     tickmode: 'sync',
+    automargin: true,
   };
-  if (opts.saturationAt !== undefined) {
-    const s = opts.saturationAt;
-    const at = ps.find((p) => p.concurrency === s);
-    // Shapes take data values on a log axis; annotations take log10 of them.
-    layout.shapes = [
-      {
-        type: 'line',
-        xref: 'x',
-        yref: 'paper',
-        x0: s,
-        x1: s,
-        y0: 0,
-        y1: 1,
-        line: { color: 'grey', dash: 'dash', width: 1.5 },
-      },
-    ];
-    layout.annotations = [
-      {
-        xref: 'x',
-        yref: at ? 'y' : 'paper',
-        x: logX ? Math.log10(s) : s,
-        y: at ? at.outputTokensPerSec : 0.95,
-        text: `saturation ≈ concurrency ${s}`,
-        showarrow: true,
-        arrowhead: 2,
-        ax: 40,
-        ay: -40,
-        bgcolor: 'rgba(255,255,255,0.85)',
-      },
-    ];
-  }
+  if (opts.saturationAt !== undefined) saturationMark(layout, ps, opts.saturationAt, logX);
   return { data, layout };
+}
+
+/** A dashed line and a note at concurrency `s`. Shapes take data values on a log axis; annotations take log10 of them. */
+function saturationMark(layout: Figure['layout'], ps: ScalingPoint[], s: number, logX: boolean): void {
+  const at = ps.find((p) => p.concurrency === s);
+  layout.shapes = [
+    { type: 'line', xref: 'x', yref: 'paper', x0: s, x1: s, y0: 0, y1: 1, line: { color: 'grey', dash: 'dash', width: 1.5 } },
+  ];
+  layout.annotations = [
+    {
+      xref: 'x',
+      yref: at ? 'y' : 'paper',
+      x: logX ? Math.log10(s) : s,
+      y: at ? at.outputTokensPerSec : 0.95,
+      text: `饱和 saturation ≈ c=${s}`,
+      showarrow: true,
+      arrowhead: 2,
+      ax: 40,
+      ay: -40,
+      bgcolor: 'rgba(255,255,255,0.85)',
+    },
+  ];
 }
 
 /** Options of `latencyThroughputTradeoff`. */
@@ -189,15 +233,17 @@ export function latencyThroughputTradeoff(points: ScalingPoint[], opts: Tradeoff
       x: ps.map((p) => p.outputTokensPerSec),
       y: ps.map((p) => p[key] ?? NaN),
       text: ps.map((p) => `c=${p.concurrency}`),
-      textposition: 'top left',
+      // The leftmost label goes right of its point, and no label is clipped at the plot's edge.
+      textposition: ps.map((_, i) => (i === 0 ? 'top right' : 'top left')),
+      cliponaxis: false,
       marker: { color: colorAt(0), size: 9 },
       line: { color: colorAt(0) },
       hovertemplate: `%{text}: %{x:.0f} tok/s, %{y:.0f} ms<extra>${LATENCY_NAMES[key]}</extra>`,
     },
   ];
-  const layout = baseLayout(`Latency–throughput trade-off (${LATENCY_NAMES[key]})`, opts);
-  layout.xaxis = { title: axisTitle('output throughput (tok/s)'), rangemode: 'tozero' };
-  layout.yaxis = { title: axisTitle(`${LATENCY_NAMES[key]} (ms)`), rangemode: 'tozero' };
+  const layout = baseLayout(`延迟与吞吐的权衡 latency–throughput trade-off（${LATENCY_NAMES[key]}）`, opts);
+  layout.xaxis = { title: axisTitle('输出吞吐 output throughput (tok/s)'), rangemode: 'tozero', automargin: true };
+  layout.yaxis = { title: axisTitle(`${LATENCY_NAMES[key]} (ms)`), rangemode: 'tozero', automargin: true };
   layout.showlegend = false;
   return { data, layout };
 }

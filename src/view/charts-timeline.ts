@@ -10,6 +10,7 @@ import {
   msToS,
   PHASE_COLORS,
   finitePercentile,
+  tagColors,
   type ChartOptions,
   type Figure,
   type Trace,
@@ -17,7 +18,10 @@ import {
 
 /** Options of `requestBarTraces` (and so of `requestGantt`). */
 export interface RequestBarsOptions {
-  /** `'phase'` (default): one colour per phase. `'tag'`: decode bars coloured per `record.tag`. */
+  /**
+   * `'phase'` (default): one colour per phase. `'tag'`: decode bars coloured per `record.tag`, each
+   * tag in its one fixed colour (`tagColors`), the same in every chart.
+   */
   colorBy?: 'phase' | 'tag';
   /** Token ticks at every `chunkMs`. Default: on when the records hold ≤ 20000 chunks. */
   ticks?: boolean;
@@ -88,20 +92,20 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
     }
   }
   const traces: Trace[] = [
-    bar('queued (client)', PHASE_COLORS.queued, queued, yaxis),
-    bar('waiting for 1st token (queue + prefill)', PHASE_COLORS.waiting, waiting, yaxis),
+    bar('客户端排队 queued (client)', PHASE_COLORS.queued, queued, yaxis),
+    bar('等首个 token（排队 + 预填充 prefill）', PHASE_COLORS.waiting, waiting, yaxis),
   ];
-  let i = 0;
-  for (const [key, segs] of decode) {
-    const name = opts.colorBy === 'tag' ? `decode · ${key}` : 'decode';
-    traces.push(bar(name, opts.colorBy === 'tag' ? colorAt(i++) : PHASE_COLORS.decode, segs, yaxis));
+  const colors = tagColors(decode.keys());
+  for (const [key, segs] of [...decode].sort(([a], [b]) => a.localeCompare(b))) {
+    const name = opts.colorBy === 'tag' ? `解码 decode · ${key}` : '解码 decode';
+    traces.push(bar(name, opts.colorBy === 'tag' ? colors.get(key)! : PHASE_COLORS.decode, segs, yaxis));
   }
   const chunks = records.reduce((n, r) => n + r.chunkMs.length, 0);
   if (opts.ticks ?? chunks <= 20000) {
     traces.push({
       type: 'scatter',
       mode: 'markers',
-      name: 'token chunks',
+      name: 'token 块 chunks',
       xaxis: 'x',
       yaxis,
       x: records.flatMap((r) => r.chunkMs.map(msToS)),
@@ -115,7 +119,7 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
     traces.push({
       type: 'scatter',
       mode: 'markers',
-      name: 'failed',
+      name: '失败 failed',
       xaxis: 'x',
       yaxis,
       x: failed.map((r) => msToS(r.endMs)),
@@ -129,14 +133,30 @@ export function requestBarTraces(records: RequestRecord[], opts: RequestBarsOpti
 }
 
 /** Options of `requestGantt`. */
-export interface GanttOptions extends ChartOptions, Omit<RequestBarsOptions, 'yaxis'> {}
+export interface GanttOptions extends ChartOptions, Omit<RequestBarsOptions, 'yaxis'> {
+  /** x range in run seconds, e.g. `timeRangeS(runA.records, runB.records)` to pair two charts. Default: fit the data. */
+  xRange?: [number, number];
+}
+
+/**
+ * The run-time range (s) that holds every request of every set given, `[0, latest end]`: pass it
+ * as `xRange` to charts shown side by side, so equal lengths look equal.
+ */
+export function timeRangeS(...recordSets: readonly RequestRecord[][]): [number, number] {
+  const ends = recordSets.flat().map((r) => Math.max(r.endMs, r.chunkMs[r.chunkMs.length - 1] ?? 0));
+  const hi = ends.length ? Math.max(...ends) : 0;
+  return [0, msToS(hi) * 1.02];
+}
 
 /** One horizontal bar per request, split into its phases (see `requestBarTraces`); x = run time (s). */
 export function requestGantt(records: RequestRecord[], opts: GanttOptions = {}): Figure {
-  const layout = baseLayout('Request timeline', opts, Math.min(1400, 220 + 16 * records.length));
+  const layout = baseLayout('请求时间线 request timeline', opts, Math.min(1400, 220 + 16 * records.length));
   layout.barmode = 'overlay';
-  layout.xaxis = { title: axisTitle('run time (s)'), rangemode: 'tozero' };
-  layout.yaxis = { title: axisTitle('request #'), autorange: 'reversed', zeroline: false };
+  layout.xaxis = {
+    title: axisTitle('运行时间 run time (s)'),
+    ...(opts.xRange ? { range: [...opts.xRange], autorange: false } : { rangemode: 'tozero' }),
+  };
+  layout.yaxis = { title: axisTitle('请求 request #'), autorange: 'reversed', zeroline: false };
   return { data: requestBarTraces(records, opts), layout };
 }
 
@@ -160,7 +180,7 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
     byTag.get(key)!.push(r);
   }
   const data: Trace[] = [];
-  let i = 0;
+  const colors = tagColors(byTag.keys());
   for (const [tag, group] of byTag) {
     const x: number[] = [];
     const y: number[] = [];
@@ -180,7 +200,7 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
       x,
       y,
       text,
-      marker: { size: 4, opacity: 0.6, color: colorAt(i++) },
+      marker: { size: 4, opacity: 0.6, color: byTag.size === 1 && tag === '(no tag)' ? colorAt(0) : colors.get(tag) },
       hovertemplate: '%{text}: %{y:.1f} ms at %{x:.3f} s<extra></extra>',
     });
   }
@@ -188,10 +208,10 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
     rs.flatMap((r) => r.itlMs),
     50,
   );
-  const title = opts.tag === undefined ? 'Inter-token gaps over time' : `Inter-token gaps over time [${opts.tag}]`;
-  const layout = baseLayout(title, opts);
-  layout.xaxis = { title: axisTitle('run time (s)'), rangemode: 'tozero' };
-  layout.yaxis = { title: axisTitle('inter-token gap (ms)'), rangemode: 'tozero' };
+  const base = 'token 间隔随时间 inter-token gaps over time';
+  const layout = baseLayout(opts.tag === undefined ? base : `${base} [${opts.tag}]`, opts);
+  layout.xaxis = { title: axisTitle('运行时间 run time (s)'), rangemode: 'tozero' };
+  layout.yaxis = { title: axisTitle('token 间隔 inter-token gap (ms)'), rangemode: 'tozero', automargin: true };
   if (Number.isFinite(median)) {
     layout.shapes = [
       {
@@ -213,7 +233,7 @@ export function itlTimeSeries(records: RequestRecord[], opts: ItlOptions = {}): 
         yref: 'y',
         y: median,
         yanchor: 'bottom',
-        text: `median ${median.toFixed(1)} ms`,
+        text: `中位数 median ${median.toFixed(1)} ms`,
         showarrow: false,
       },
     ];

@@ -72,35 +72,7 @@ export function axisTitle(text: string): { text: string } {
   return { text };
 }
 
-/** Plotly's default colour cycle, to colour related traces alike. */
-export const PALETTE: readonly string[] = [
-  '#1f77b4',
-  '#ff7f0e',
-  '#2ca02c',
-  '#d62728',
-  '#9467bd',
-  '#8c564b',
-  '#e377c2',
-  '#7f7f7f',
-  '#bcbd22',
-  '#17becf',
-];
-
-/** The `i`-th palette colour (wraps around). */
-export function colorAt(i: number): string {
-  return PALETTE[((i % PALETTE.length) + PALETTE.length) % PALETTE.length];
-}
-
-/** Fixed colours for request phases and markers, shared by the Gantt and the server timeline. */
-export const PHASE_COLORS = {
-  queued: '#c7c7c7',
-  waiting: '#ffbb78',
-  decode: '#1f77b4',
-  tokens: 'rgba(0,0,0,0.45)',
-  failed: '#d62728',
-  stall: '#d62728',
-  preemption: '#9467bd',
-} as const;
+export { PALETTE, colorAt, PHASE_COLORS, TAG_PALETTE, tagColors } from './palette';
 
 /** Finite numbers of `values`, sorted ascending (a copy). */
 export function sortedFinite(values: readonly number[]): number[] {

@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
+import { bannerHtml } from './banner';
 import { displayHtml, kernelDisplay, renderState } from './display';
 import type { Figure } from './figure';
 
@@ -29,6 +30,8 @@ export interface SaveOptions {
   title?: string;
   /** Default `'inline'` (self-contained, ~4.8 MB per file). */
   plotlyJs?: PlotlyJsMode;
+  /** Warnings shown as a full-width banner above the chart (e.g. `healthBannerLines(run.summary)`), one line each. */
+  banner?: string | string[];
 }
 
 /** Options of `show`. */
@@ -163,6 +166,7 @@ export function standaloneHtml(fig: Figure, opts: SaveOptions = {}): string {
     `<title>${escapeText(title)}</title>`,
     '</head><body style="margin:16px;font-family:sans-serif">',
     lib,
+    bannerHtml(opts.banner),
     figureHtml(f, { includePlotly: false, divId: 'loadlab-plot' }),
     '</body></html>',
     '',
@@ -195,7 +199,7 @@ export function show(fig: Figure, opts: ShowOptions = {}): string | undefined {
   if (opts.saveTo) saveFigure(f, opts.saveTo, opts);
   const s = renderState();
   const before = s.injected;
-  const html = figureHtml(f);
+  const html = bannerHtml(opts.banner) + figureHtml(f);
   if (displayHtml(html)) return undefined;
   // Not displayed anywhere: in a kernel that would leave later charts without the library.
   if (kernelDisplay()) s.injected = before;

@@ -1,0 +1,42 @@
+/**
+ * Full-width warning banners shown above a table or a chart (never squeezed into a table's
+ * caption, which is only as wide as the table): one line per warning, in the notebook's width.
+ */
+import type { RunSummary } from '../types';
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/**
+ * The HTML of a banner holding `lines` (escaped; one paragraph each), `''` when there are none.
+ * Block-level and `box-sizing: border-box` at 100 % width, so it wraps inside the output and never
+ * widens it.
+ */
+export function bannerHtml(lines: string | readonly string[] | undefined): string {
+  const ls = (typeof lines === 'string' ? [lines] : (lines ?? [])).filter((l) => l.trim() !== '');
+  if (ls.length === 0) return '';
+  const ps = ls.map((l) => `<p style="margin:2px 0">${escapeHtml(l)}</p>`).join('');
+  return (
+    '<div class="loadlab-banner" role="alert" style="display:block;box-sizing:border-box;width:100%;max-width:100%;' +
+    'margin:0 0 8px 0;padding:8px 12px;border-left:4px solid #d62728;background:#fff4e5;color:#222;' +
+    `white-space:normal;overflow-wrap:anywhere">${ps}</div>`
+  );
+}
+
+/**
+ * The banner lines of a run whose measurer was the bottleneck (none when healthy or unknown):
+ * what it means in Chinese with the English flag, then the run's own warnings. `label` names the run.
+ */
+export function healthBannerLines(summary: RunSummary, label?: string): string[] {
+  const h = summary.health;
+  if (!h || (!h.clientBound && !h.simBehind)) return [];
+  const what = [
+    h.clientBound ? '测量端（客户端）成了瓶颈 CLIENT-BOUND' : '',
+    h.simBehind ? '模拟器落后于真实时间 SIMULATOR BEHIND REAL TIME' : '',
+  ]
+    .filter(Boolean)
+    .join('；');
+  const who = label === undefined ? '' : `${label}：`;
+  return [`⚠ ${who}${what}：下面的数字可能反映测量端自身，而非服务器。`, ...h.warnings];
+}
