@@ -152,11 +152,16 @@ export {
   throughputVsConcurrency,
   latencyThroughputTradeoff,
   findSaturation,
+  scalingTitle,
+  type ScalingLatencyKey,
   type ScalingPoint,
   type ThroughputVsConcurrencyOptions,
   type TradeoffOptions,
 } from './view/charts-scaling';
-export { requestGantt, itlTimeSeries, type GanttOptions, type ItlOptions } from './view/charts-timeline';
+export { requestGantt, itlTimeSeries, timeRangeS, type GanttOptions, type ItlOptions } from './view/charts-timeline';
+export { bannerHtml, healthBannerLines } from './view/banner';
+export { tagColors } from './view/palette';
+export { countWaves, wavesLabel, type WavesOptions } from './view/waves';
 export { hasSwapped, serverTimeline, type ServerTimelineOptions } from './view/charts-server';
 
 // 10. Anatomy of one request (lesson 00/01 take the client apart): bodies, headers, derived metrics, the pool.
