@@ -12,6 +12,7 @@ import type { EngineOutput } from '../engine/types';
 import type { GenIdentity, GenServer } from './gen-server';
 import { abortChoices, addChoices, advance, newChoices, type Choice } from './gen-choice';
 import { finalObject } from './gen-final';
+import { WIRE_SHAPES } from './wire-shapes';
 
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
 export type { GenIdentity, GenServer } from './gen-server';
@@ -31,7 +32,9 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const api = req.api;
   const head = chunkHead({ api, id: who.id, created, model: s.model });
   const p = req.promptTokenIds.length;
-  const usage = (completion: number, cached?: number) =>
+  const wire = who.wire ?? WIRE_SHAPES['v0.19'];
+  const tokenIds = wire.tokenIdFields;
+  const usage = (completion: number, cached?: number | null) =>
     usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
   const choices = newChoices(s, req, who);
   let started = false;
@@ -74,16 +77,18 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     if (all) finished = true;
     const total = () => choices.reduce((a, x) => a + x.outputTokens, 0);
     if (!req.stream) {
-      if (all) reply.json(200, finalObject(s, who.id, created, req, choices, usage(total(), cachedOrNot())));
+      if (all) reply.json(200, finalObject(s, who.id, created, req, choices, usage(total(), cachedOrNot()), wire));
       return;
     }
     if (chat && !started) {
       for (const x of choices)
-        reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
+        reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined, tokenIds }));
     }
     started = true;
     const parts = { index: c.index, text: added, finishReason: reason, stopReason: c.stopReason, logprobs: lp(c, ids, offset) };
-    reply.event(chunkJson(api, head, parts, { usage: req.continuousUsage ? usage(out.outputTokens) : undefined }));
+    // Completions chunks dump UsageInfo with exclude_unset=False (completion/serving.py): "prompt_tokens_details":null.
+    const cu = req.continuousUsage ? usage(out.outputTokens, chat ? undefined : null) : undefined;
+    reply.event(chunkJson(api, head, parts, { usage: cu, tokenIds }));
     if (all) {
       if (req.includeUsage) reply.event(usageChunkJson(head, usage(total(), cachedOrNot())));
       reply.done();

@@ -71,7 +71,7 @@ function handle(
     remoteAddress: req.socket.remoteAddress,
     readJson: () => readJson(req, (bytes) => ctx.offLoop.parseJson(bytes)),
   };
-  let reply = nodeReply(res);
+  let reply = nodeReply(res, ctx.generation.id);
   if (hooks?.wrap) reply = hooks.wrap(reply, info);
   const fail = (err: unknown) => {
     const e = err instanceof ApiError ? err : new ApiError(500, 'Internal server error', 'InternalServerError');

@@ -8,7 +8,7 @@
 import { checkMessages, checkTools } from './chat-fields';
 import { ApiError } from './reply';
 import { laxBool, laxInt, modelName, samplingFields, streamFields, validationError } from './request-fields';
-import { vllmValidationError } from './vllm-errors';
+import { contextWording, vllmValidationError } from './vllm-errors';
 import { contentText, detectLanguage, type SimTokenizer, type TextLang } from './tokens';
 
 export { validationError } from './request-fields';
@@ -169,7 +169,7 @@ function outputCaps(
       `${param}=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`,
       param,
       requested,
-    );
+    ).wordedAs(contextWording(api, maxModelLen, requested, n, true));
   }
   const maxOut = checkedOutput(api, body, requested);
   if (n > maxModelLen - maxOut) {
@@ -177,7 +177,7 @@ function outputCaps(
       `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains ${n} input tokens, for a total of ${n + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
       'input_tokens',
       n,
-    );
+    ).wordedAs(contextWording(api, maxModelLen, maxOut, n, requested !== undefined || api === 'completions'));
   }
   if (n >= maxModelLen) {
     throw new ApiError(
