@@ -90,6 +90,8 @@ export interface ChunkTail {
    * False gives the older chunks (vLLM 0.6: choices of `index`, `delta`/`text`, `logprobs`, `finish_reason`, `stop_reason`).
    */
   tokenIds?: boolean;
+  /** Completions: the prompt's token ids instead of `"prompt_token_ids":null` (vLLM 0.10's first chunk of a choice). */
+  promptTokenIds?: readonly number[];
 }
 
 function finish(p: ChoiceParts): string {
@@ -104,7 +106,7 @@ export function chunkJson(api: 'chat' | 'completions', head: string, p: ChoicePa
   const extra = t.extra ?? '';
   const ids = t.tokenIds !== false;
   if (api === 'completions') {
-    const choice = `{"index":${index},"text":${JSON.stringify(p.text ?? '')},"logprobs":${lp},${p.finishReason === undefined ? '"finish_reason":null,"stop_reason":null' : finish(p)}${ids ? ',"prompt_token_ids":null,"token_ids":null' : ''}}`;
+    const choice = `{"index":${index},"text":${JSON.stringify(p.text ?? '')},"logprobs":${lp},${p.finishReason === undefined ? '"finish_reason":null,"stop_reason":null' : finish(p)}${ids ? `,"prompt_token_ids":${t.promptTokenIds ? `[${t.promptTokenIds.join(',')}]` : 'null'},"token_ids":null` : ''}}`;
     const usage = t.usage !== undefined ? `,"usage":${t.usage}` : t.usageNull === false ? '' : ',"usage":null';
     return `${head},"choices":[${choice}]${usage}${extra}}`;
   }

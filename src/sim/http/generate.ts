@@ -6,16 +6,41 @@
  */
 import type { Reply } from './reply';
 import type { GenRequest } from './requests';
-import { chunkHead, chunkJson, usageChunkJson, usageJson } from '../../wire/chunks';
+import { chunkHead, chunkJson, type ChunkTail, usageChunkJson, usageJson } from '../../wire/chunks';
 import { chatLogprobsJson, completionLogprobsJson } from './fake-logprobs';
 import type { EngineOutput } from '../engine/types';
 import type { GenIdentity, GenServer } from './gen-server';
 import { abortChoices, addChoices, advance, newChoices, type Choice } from './gen-choice';
 import { finalObject } from './gen-final';
-import { WIRE_SHAPES } from './wire-shapes';
+import { WIRE_SHAPES, type WireShape } from './wire-shapes';
 
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
 export type { GenIdentity, GenServer } from './gen-server';
+
+/** The chunk-level fields of a chat role chunk in generation `wire` (default the newest). */
+function roleTail(req: GenRequest, wire: WireShape = WIRE_SHAPES['v0.19'], usage: UsageOf): ChunkTail {
+  return { usage: req.continuousUsage ? usage(0) : undefined, tokenIds: wire.tokenIdFields };
+}
+
+/** The chunk-level fields of a token chunk in generation `wire` (default the newest): continuous usage, token-id fields. */
+function tokenTail(
+  req: GenRequest,
+  wire: WireShape = WIRE_SHAPES['v0.19'],
+  usage: UsageOf,
+  outputTokens: number,
+  first: boolean,
+): ChunkTail {
+  const chat = req.api === 'chat';
+  return {
+    // Completions chunks dump UsageInfo with exclude_unset=False (completion/serving.py): "prompt_tokens_details":null.
+    usage: req.continuousUsage ? usage(outputTokens, chat ? undefined : null) : undefined,
+    tokenIds: wire.tokenIdFields,
+    promptTokenIds: !chat && first && wire.completionPromptIdsFirst ? req.promptTokenIds : undefined,
+  };
+}
+
+/** Usage JSON for a completion-token count (`cached`: see `UsageCounts.cachedTokens`). */
+type UsageOf = (completion: number, cached?: number | null) => string;
 
 /**
  * Starts a generation; the reply is completed from the engine's outputs.
@@ -32,9 +57,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const api = req.api;
   const head = chunkHead({ api, id: who.id, created, model: s.model });
   const p = req.promptTokenIds.length;
-  const wire = who.wire ?? WIRE_SHAPES['v0.19'];
-  const tokenIds = wire.tokenIdFields;
-  const usage = (completion: number, cached?: number | null) =>
+  const usage: UsageOf = (completion, cached) =>
     usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
   const choices = newChoices(s, req, who);
   let started = false;
@@ -53,6 +76,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const onOutput = (c: Choice, out: EngineOutput) => {
     if (finished || c.reason || reply.closed) return;
     const nowMs = s.now();
+    const firstOfChoice = c.firstMs === undefined;
     if (c.firstMs === undefined) {
       c.firstMs = out.timeMs;
       if (c.index === 0) cached = out.cachedTokens ?? 0;
@@ -77,18 +101,15 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     if (all) finished = true;
     const total = () => choices.reduce((a, x) => a + x.outputTokens, 0);
     if (!req.stream) {
-      if (all) reply.json(200, finalObject(s, who.id, created, req, choices, usage(total(), cachedOrNot()), wire));
+      if (all) reply.json(200, finalObject(s, who.id, created, req, choices, usage(total(), cachedOrNot()), who.wire));
       return;
     }
     if (chat && !started) {
-      for (const x of choices)
-        reply.event(chunkJson(api, head, { index: x.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined, tokenIds }));
+      for (const x of choices) reply.event(chunkJson(api, head, { index: x.index, role: true }, roleTail(req, who.wire, usage)));
     }
     started = true;
     const parts = { index: c.index, text: added, finishReason: reason, stopReason: c.stopReason, logprobs: lp(c, ids, offset) };
-    // Completions chunks dump UsageInfo with exclude_unset=False (completion/serving.py): "prompt_tokens_details":null.
-    const cu = req.continuousUsage ? usage(out.outputTokens, chat ? undefined : null) : undefined;
-    reply.event(chunkJson(api, head, parts, { usage: cu, tokenIds }));
+    reply.event(chunkJson(api, head, parts, tokenTail(req, who.wire, usage, out.outputTokens, firstOfChoice)));
     if (all) {
       if (req.includeUsage) reply.event(usageChunkJson(head, usage(total(), cachedOrNot())));
       reply.done();

@@ -66,7 +66,8 @@ export function pyRepr(v: unknown, depth = 0): string {
  */
 export function vllmValidationError(msg: string, param: string | null, value?: string | number): ApiError {
   // Before VLLMValidationError (0.6, 0.10) the same check raised a ValueError: the bare message, param null.
-  return new ApiError(400, vllmValidationText(msg, param, value), 'BadRequestError', param).wordedAs({ 'v0.6': msg, 'v0.10': msg });
+  const e = new ApiError(400, vllmValidationText(msg, param, value), 'BadRequestError', param);
+  return e.wordedAs({ 'v0.6': msg, 'v0.10': msg });
 }
 
 /**

@@ -17,6 +17,12 @@ export interface WireShape {
    * completions choices (vLLM PR #22587, `return_token_ids`, 2025-08); absent before.
    */
   tokenIdFields: boolean;
+  /**
+   * The first completions chunk of each choice carries the prompt's token ids even without `return_token_ids`
+   * (`completion_stream_generator` reused `has_echoed` without checking `request.return_token_ids`, 0.10 line;
+   * later guarded by `and request.return_token_ids`).
+   */
+  completionPromptIdsFirst: boolean;
   /** Error body: `{"object":"error",…}` (≤ 0.10.0) or `{"error":{…}}` (PR #22099, from 0.10.1). */
   errorShape: 'old' | 'new';
   /**
@@ -51,6 +57,7 @@ const MSG_V019 = ['refusal', 'annotations', 'audio', 'function_call', 'tool_call
 export const WIRE_SHAPES: Readonly<Record<GenerationId, WireShape>> = {
   'v0.6': {
     tokenIdFields: false,
+    completionPromptIdsFirst: false,
     errorShape: 'old',
     validationSuffix: false,
     pydanticType: 'BadRequestError',
@@ -63,25 +70,33 @@ export const WIRE_SHAPES: Readonly<Record<GenerationId, WireShape>> = {
   },
   'v0.10': {
     tokenIdFields: true,
+    completionPromptIdsFirst: true,
     errorShape: 'new',
     validationSuffix: false,
     pydanticType: 'Bad Request',
     idHexChars: 32,
     chatMessageFields: MSG_V010,
     chatChoiceFields: ['token_ids'],
-    chatTop: { before: ['service_tier', 'system_fingerprint'], after: ['prompt_logprobs', 'prompt_token_ids', 'kv_transfer_params'] },
+    chatTop: {
+      before: ['service_tier', 'system_fingerprint'],
+      after: ['prompt_logprobs', 'prompt_token_ids', 'kv_transfer_params'],
+    },
     completionChoiceFields: ['token_ids', 'prompt_logprobs', 'prompt_token_ids'],
     completionTop: { before: ['service_tier', 'system_fingerprint'], after: ['kv_transfer_params'] },
   },
   'v0.19': {
     tokenIdFields: true,
+    completionPromptIdsFirst: false,
     errorShape: 'new',
     validationSuffix: true,
     pydanticType: 'Bad Request',
     idHexChars: 16,
     chatMessageFields: MSG_V019,
     chatChoiceFields: ['token_ids'],
-    chatTop: { before: ['service_tier', 'system_fingerprint'], after: ['prompt_logprobs', 'prompt_token_ids', 'kv_transfer_params'] },
+    chatTop: {
+      before: ['service_tier', 'system_fingerprint'],
+      after: ['prompt_logprobs', 'prompt_token_ids', 'kv_transfer_params'],
+    },
     completionChoiceFields: ['token_ids', 'prompt_logprobs', 'prompt_token_ids'],
     completionTop: { before: ['service_tier', 'system_fingerprint'], after: ['kv_transfer_params'] },
   },
