@@ -19,8 +19,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from '../src/client';
+import { describeStreamError } from '../src/client/errors';
 import { probeTarget } from '../src/observe/probe';
 import { parseServeArgs } from '../src/vllm/flags';
+import { errorInfoFor, streamErrorJsonFor } from '../src/sim/http/wire-shapes';
 import { serveSim, type RunningSim } from '../src/sim/serve';
 import type { RequestSpec } from '../src/types';
 
@@ -235,3 +237,35 @@ for (const gen of Object.keys(GENERATIONS) as GenId[]) {
     }
   });
 }
+
+describe('mid-stream error events per generation', () => {
+  const internal = { status: 500, message: 'Internal server error', type: 'InternalServerError', param: null };
+
+  it('0.6 nests the old ErrorResponse (with object: error), later ones ErrorInfo; json.dumps spacing', () => {
+    expect(streamErrorJsonFor('v0.6', internal)).toBe(
+      '{"error": {"object": "error", "message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}',
+    );
+    expect(streamErrorJsonFor('v0.10', internal)).toBe(
+      '{"error": {"message": "Internal server error", "type": "InternalServerError", "param": null, "code": 500}}',
+    );
+  });
+
+  it('the client reads both', () => {
+    for (const g of ['v0.6', 'v0.19'] as const)
+      expect(describeStreamError(JSON.parse(streamErrorJsonFor(g, internal)))).toBe(
+        'server error event mid-stream: 500 InternalServerError: Internal server error',
+      );
+  });
+
+  it('before VLLMValidationError there is no suffix and no param', () => {
+    const e = { status: 400, message: 'm (parameter=max_tokens, value=0)', type: 'BadRequestError', param: 'max_tokens' };
+    const wording = { 'v0.6': 'm', 'v0.10': 'm' };
+    expect(errorInfoFor('v0.10', { ...e, wording })).toEqual({ message: 'm', type: 'BadRequestError', param: null, code: 400 });
+    expect(errorInfoFor('v0.19', { ...e, wording })).toEqual({
+      message: e.message,
+      type: 'BadRequestError',
+      param: 'max_tokens',
+      code: 400,
+    });
+  });
+});
