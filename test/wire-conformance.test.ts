@@ -226,6 +226,13 @@ for (const gen of Object.keys(GENERATIONS) as GenId[]) {
       });
     }
 
+    it(`stream_options {} ${gen === 'v0.19' ? 'adds no usage chunk' : 'adds the usage chunk'} (StreamOptions.include_usage default)`, async () => {
+      const f = readFixture(join(dir(gen), 'chat-stream.txt'));
+      const res = await send({ ...f, request: { ...f.request, stream_options: {} } });
+      const last = events(await res.text()).at(-1) as { choices: unknown[]; usage?: unknown };
+      expect(last.choices.length === 0 && last.usage !== undefined).toBe(gen !== 'v0.19');
+    });
+
     for (const file of errorFiles(gen)) {
       it(`sends errors/${file} byte for byte`, async () => {
         const f = readFixture(join(dir(gen), 'errors', file));

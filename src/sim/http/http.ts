@@ -15,6 +15,7 @@ import type { QueueTimes } from '../engine/queue-time';
 import { ApiError, nodeReply, type ReplyHooks, type RequestInfo } from './reply';
 import { DEFAULT_GENERATION, type Generation } from './generation';
 import { route, type RouteContext } from './routes';
+import { wireShape } from './wire-shapes';
 import type { SimTokenizer } from './tokens';
 import type { SimEngine } from '../engine/types';
 
@@ -92,6 +93,7 @@ function handle(
 export function createSimServer(opts: SimServerOptions): SimServer {
   const now = opts.now ?? (() => performance.now());
   const model = opts.servedModelName;
+  const generation = opts.generation ?? DEFAULT_GENERATION;
   const ctx: RouteContext = {
     gen: {
       engine: opts.engine,
@@ -108,10 +110,11 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       servedModelName: model,
       maxModelLen: opts.engine.config.maxModelLen,
       forceIncludeUsage: opts.enableForceIncludeUsage,
+      includeUsageDefault: wireShape(generation).includeUsageDefault,
     },
     offLoop: new OffLoopTokenizer(opts.tok),
     modelPath: opts.modelPath ?? model,
-    generation: opts.generation ?? DEFAULT_GENERATION,
+    generation,
     startS: Math.floor(Date.now() / 1000),
     seq: 0,
   };

@@ -43,6 +43,8 @@ export interface RequestRules {
   maxModelLen: number;
   /** `--enable-force-include-usage`. */
   forceIncludeUsage?: boolean;
+  /** `stream_options.include_usage` when a request's `stream_options` omits it; default false (wire-shapes.ts). */
+  includeUsageDefault?: boolean;
 }
 
 /** 404 unless `model` is empty/absent or the served name. */
@@ -74,7 +76,7 @@ export function parseGenRequest(
   rules: RequestRules,
 ): GenRequest {
   checkModel(body, rules);
-  const { stream, includeUsage, continuousUsage } = streamFields(body, rules.forceIncludeUsage);
+  const { stream, includeUsage, continuousUsage } = streamFields(body, rules.forceIncludeUsage, rules.includeUsageDefault);
   const { n: choices, stop, logprobs } = samplingFields(api, body);
   if (api === 'chat') checkTools(body);
   const { promptTokenIds, lang } = promptOf(api, body, tok);

@@ -32,6 +32,8 @@ export interface WireShape {
   validationSuffix: boolean;
   /** `error.type` of a FastAPI `RequestValidationError`: `BadRequestError` (0.6 handler) or the phrase `Bad Request`. */
   pydanticType: string;
+  /** `StreamOptions.include_usage` default: true until vLLM PR #36379 (2026-03-13), so `stream_options: {}` gave usage. */
+  includeUsageDefault: boolean;
   /** Hex characters of `random_uuid()` (ids of responses and model permissions): 32, or 16 since PR #29375 (2025-11). */
   idHexChars: number;
   /** Fields of a non-streamed chat message, after `role` and `content`, all null except `tool_calls: []`. */
@@ -62,6 +64,7 @@ export const WIRE_SHAPES: Readonly<Record<GenerationId, WireShape>> = {
     validationSuffix: false,
     pydanticType: 'BadRequestError',
     idHexChars: 32,
+    includeUsageDefault: true,
     chatMessageFields: ['tool_calls'],
     chatChoiceFields: [],
     chatTop: { before: [], after: ['prompt_logprobs'] },
@@ -75,6 +78,7 @@ export const WIRE_SHAPES: Readonly<Record<GenerationId, WireShape>> = {
     validationSuffix: false,
     pydanticType: 'Bad Request',
     idHexChars: 32,
+    includeUsageDefault: true,
     chatMessageFields: MSG_V010,
     chatChoiceFields: ['token_ids'],
     chatTop: {
@@ -91,6 +95,7 @@ export const WIRE_SHAPES: Readonly<Record<GenerationId, WireShape>> = {
     validationSuffix: true,
     pydanticType: 'Bad Request',
     idHexChars: 16,
+    includeUsageDefault: false,
     chatMessageFields: MSG_V019,
     chatChoiceFields: ['token_ids'],
     chatTop: {
