@@ -1,6 +1,6 @@
 /**
  * The simulator's error bodies are vLLM's, byte for byte (issue #12): each fixture under
- * test/fixtures/vllm-errors/ names the vLLM source it follows, the request and the status; the body
+ * test/fixtures/vllm-wire/v0.19/errors/ names the vLLM source it follows, the request and the status; the body
  * the simulator sends must equal it exactly. Also `usage.prompt_tokens_details` with
  * `--enable-prompt-tokens-details`: null (or no key when streamed) unless some prompt tokens were cached.
  * Real HTTP against the simulator process (startSim, port 0).
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSim, type SimHandle } from '../src/sim/start';
 
-const DIR = join(__dirname, 'fixtures', 'vllm-errors');
+const DIR = join(__dirname, 'fixtures', 'vllm-wire', 'v0.19', 'errors');
 
 /** A fixture's status and exact body (header lines start with `# `). */
 function fixture(name: string): { status: number; body: string } {

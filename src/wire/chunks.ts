@@ -43,13 +43,21 @@ export function chunkHead(h: ChunkHead): string {
 export interface UsageCounts {
   promptTokens: number;
   completionTokens: number;
-  /** Adds `prompt_tokens_details: {cached_tokens}` (`--enable-prompt-tokens-details`). */
-  cachedTokens?: number;
+  /**
+   * Adds `prompt_tokens_details: {cached_tokens}` (`--enable-prompt-tokens-details`); `null` writes
+   * `"prompt_tokens_details":null` (a `UsageInfo` dumped with `exclude_unset=False`: completions chunks).
+   */
+  cachedTokens?: number | null;
 }
 
 /** vLLM's `UsageInfo` JSON: prompt_tokens, total_tokens, completion_tokens[, prompt_tokens_details]. */
 export function usageJson(u: UsageCounts): string {
-  const details = u.cachedTokens !== undefined ? `,"prompt_tokens_details":{"cached_tokens":${u.cachedTokens}}` : '';
+  const details =
+    u.cachedTokens === null
+      ? ',"prompt_tokens_details":null'
+      : u.cachedTokens !== undefined
+        ? `,"prompt_tokens_details":{"cached_tokens":${u.cachedTokens}}`
+        : '';
   return `{"prompt_tokens":${u.promptTokens},"total_tokens":${u.promptTokens + u.completionTokens},"completion_tokens":${u.completionTokens}${details}}`;
 }
 
@@ -77,6 +85,13 @@ export interface ChunkTail {
   usageNull?: boolean;
   /** Raw `,"key":value` pairs appended before the closing brace (a non-vLLM extension, e.g. the null server's send time). */
   extra?: string;
+  /**
+   * Write `"prompt_token_ids":null` / `"token_ids":null` (vLLM PR #22587, 2025-08, `return_token_ids`); default true.
+   * False gives the older chunks (vLLM 0.6: choices of `index`, `delta`/`text`, `logprobs`, `finish_reason`, `stop_reason`).
+   */
+  tokenIds?: boolean;
+  /** Completions: the prompt's token ids instead of `"prompt_token_ids":null` (vLLM 0.10's first chunk of a choice). */
+  promptTokenIds?: readonly number[];
 }
 
 function finish(p: ChoiceParts): string {
@@ -89,16 +104,17 @@ export function chunkJson(api: 'chat' | 'completions', head: string, p: ChoicePa
   const index = p.index ?? 0;
   const lp = p.logprobs ?? 'null';
   const extra = t.extra ?? '';
+  const ids = t.tokenIds !== false;
   if (api === 'completions') {
-    const choice = `{"index":${index},"text":${JSON.stringify(p.text ?? '')},"logprobs":${lp},${p.finishReason === undefined ? '"finish_reason":null,"stop_reason":null' : finish(p)},"prompt_token_ids":null,"token_ids":null}`;
+    const choice = `{"index":${index},"text":${JSON.stringify(p.text ?? '')},"logprobs":${lp},${p.finishReason === undefined ? '"finish_reason":null,"stop_reason":null' : finish(p)}${ids ? `,"prompt_token_ids":${t.promptTokenIds ? `[${t.promptTokenIds.join(',')}]` : 'null'},"token_ids":null` : ''}}`;
     const usage = t.usage !== undefined ? `,"usage":${t.usage}` : t.usageNull === false ? '' : ',"usage":null';
     return `${head},"choices":[${choice}]${usage}${extra}}`;
   }
   const usage = t.usage !== undefined ? `,"usage":${t.usage}` : '';
   if (p.role) {
-    return `${head},"choices":[{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":${lp},"finish_reason":null}]${usage},"prompt_token_ids":null${extra}}`;
+    return `${head},"choices":[{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":${lp},"finish_reason":null}]${usage}${ids ? ',"prompt_token_ids":null' : ''}${extra}}`;
   }
-  return `${head},"choices":[{"index":${index},"delta":{"content":${JSON.stringify(p.text ?? '')}},"logprobs":${lp},${finish(p)},"token_ids":null}]${usage}${extra}}`;
+  return `${head},"choices":[{"index":${index},"delta":{"content":${JSON.stringify(p.text ?? '')}},"logprobs":${lp},${finish(p)}${ids ? ',"token_ids":null' : ''}}]${usage}${extra}}`;
 }
 
 /** The final usage chunk: `choices: []` and the totals (sent when `include_usage`). */

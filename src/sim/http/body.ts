@@ -64,7 +64,9 @@ export function cutChars(body: object): number {
 /** FastAPI's `json_invalid` error, worded as vLLM's validation handler sends it (vllm-errors.ts). */
 function jsonInvalid(message: string): ApiError {
   const err = `{'type': 'json_invalid', 'loc': ('body', 0), 'msg': 'JSON decode error', 'input': {}, 'ctx': {'error': ${pyStr(message)}}}`;
-  return new ApiError(400, `1 validation error:\n  ${err} [${err}]`, 'Bad Request');
+  // Before FastAPI's ValidationException.__str__ (vLLM 0.6, 0.10) the handler sent the list's repr once.
+  const e = new ApiError(400, `1 validation error:\n  ${err} [${err}]`, 'Bad Request');
+  return e.wordedAs({ 'v0.6': `[${err}]`, 'v0.10': `[${err}]` });
 }
 
 /**

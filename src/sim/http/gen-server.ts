@@ -7,6 +7,7 @@ import type { SimMetrics } from './metrics';
 import type { QueueTimes } from '../engine/queue-time';
 import type { SimTokenizer } from './tokens';
 import type { SimEngine } from '../engine/types';
+import type { WireShape } from './wire-shapes';
 
 /** Median of the natural (EOS) output length when `ignore_eos` is off, tokens. */
 export const NATURAL_LENGTH_MEDIAN = 200;
@@ -47,4 +48,6 @@ export interface GenIdentity {
   engineId: string;
   /** HTTP arrival on the server's clock, ms. */
   arrivalMs: number;
+  /** The emulated generation's chunk and response fields (wire-shapes.ts); default the newest. */
+  wire?: WireShape;
 }

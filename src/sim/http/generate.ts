@@ -7,7 +7,8 @@
  */
 import type { Reply } from './reply';
 import type { GenRequest } from './requests';
-import { chunkHead, chunkJson, usageChunkJson, usageJson } from '../../wire/chunks';
+import { chunkHead, chunkJson, type ChunkTail, usageChunkJson, usageJson } from '../../wire/chunks';
+import { WIRE_SHAPES, type WireShape } from './wire-shapes';
 import { chatLogprobsJson, completionLogprobsJson } from './fake-logprobs';
 import type { EngineOutput } from '../engine/types';
 import type { GenIdentity, GenServer } from './gen-server';
@@ -18,6 +19,25 @@ import { finalObject } from './gen-final';
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
 export type { GenIdentity, GenServer } from './gen-server';
 
+/** Usage JSON for a completion-token count (`cached`: see `UsageCounts.cachedTokens`). */
+type UsageOf = (completion: number, cached?: number | null) => string;
+
+/** The chunk-level fields of a chat role chunk in generation `wire`. */
+function roleTail(req: GenRequest, wire: WireShape, usage: UsageOf): ChunkTail {
+  return { usage: req.continuousUsage ? usage(0) : undefined, tokenIds: wire.tokenIdFields };
+}
+
+/** The chunk-level fields of a token chunk in generation `wire`: continuous usage, token-id fields. */
+function tokenTail(req: GenRequest, wire: WireShape, usage: UsageOf, outputTokens: number, first: boolean): ChunkTail {
+  const chat = req.api === 'chat';
+  return {
+    // Completions chunks dump UsageInfo with exclude_unset=False (completion/serving.py): "prompt_tokens_details":null.
+    usage: req.continuousUsage ? usage(outputTokens, chat ? undefined : null) : undefined,
+    tokenIds: wire.tokenIdFields,
+    promptTokenIds: !chat && first && wire.completionPromptIdsFirst ? req.promptTokenIds : undefined,
+  };
+}
+
 /** What the stream writer needs to know about one request. */
 interface StreamCtx {
   s: GenServer;
@@ -27,7 +47,9 @@ interface StreamCtx {
   /** From {@link chunkHead}. */
   head: string;
   /** `usage` JSON for this many completion tokens (with the cached count when given). */
-  usage: (completion: number, cached?: number) => string;
+  usage: UsageOf;
+  /** The wire shape of the emulated generation (default the newest). */
+  wire?: WireShape;
   /** The cached prompt tokens to report in the final usage, or undefined. */
   cachedOrNot: () => number | undefined;
 }
@@ -40,6 +62,8 @@ interface StreamCtx {
  */
 function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
   const { s, req, reply, choices, head, usage } = x;
+  const wire = x.wire ?? WIRE_SHAPES['v0.19'];
+  const sent = new Set<number>(); // choices that have had a token chunk
   const api = req.api;
   const lp = (ids: number[], offset: number) =>
     req.logprobs === undefined
@@ -51,7 +75,7 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
   return (deltas) => {
     if (api === 'chat' && !started) {
       for (const c of choices)
-        reply.event(chunkJson(api, head, { index: c.index, role: true }, { usage: req.continuousUsage ? usage(0) : undefined }));
+        reply.event(chunkJson(api, head, { index: c.index, role: true }, roleTail(req, wire, usage)));
     }
     started = true;
     for (const d of deltas) {
@@ -62,7 +86,8 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
         stopReason: d.stopReason,
         logprobs: lp(d.ids, d.offset),
       };
-      reply.event(chunkJson(api, head, parts, { usage: req.continuousUsage ? usage(d.outputTokens) : undefined }));
+      reply.event(chunkJson(api, head, parts, tokenTail(req, wire, usage, d.outputTokens, !sent.has(d.index))));
+      sent.add(d.index);
     }
     if (choices.every((c) => c.reason)) {
       if (req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
@@ -88,7 +113,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const created = Math.floor(Date.now() / 1000);
   const head = chunkHead({ api: req.api, id: who.id, created, model: s.model });
   const p = req.promptTokenIds.length;
-  const usage = (completion: number, cached?: number) =>
+  const usage: UsageOf = (completion, cached) =>
     usageJson({ promptTokens: p, completionTokens: completion, cachedTokens: cached });
   const choices = newChoices(s, req, who);
   let cached = 0;
@@ -96,7 +121,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   // Only a truthy cached count is reported (`if self.enable_prompt_tokens_details and num_cached_tokens:`,
   // vllm/entrypoints/openai/chat_completion/serving.py and completion/serving.py); else null / no key.
   const cachedOrNot = () => (s.promptTokensDetails && cached > 0 ? cached : undefined);
-  const collector = new OutputCollector(reply, streamWriter({ s, req, reply, choices, head, usage, cachedOrNot }));
+  const collector = new OutputCollector(reply, streamWriter({ s, req, reply, choices, head, usage, cachedOrNot, wire: who.wire }));
 
   const onOutput = (c: Choice, out: EngineOutput) => {
     if (finished || c.reason || reply.closed) return;
@@ -124,7 +149,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     }
     if (choices.every((x) => x.reason)) finished = true;
     if (!req.stream) {
-      if (finished) reply.json(200, finalObject(s, who.id, created, req, choices, usage(totalTokens(choices), cachedOrNot())));
+      if (finished) reply.json(200, finalObject(s, who.id, created, req, choices, usage(totalTokens(choices), cachedOrNot()), who.wire));
       return;
     }
     if (outputDue(c, reason !== undefined, s.streamInterval)) collector.put(takeDelta(req, c, reason));

@@ -15,6 +15,7 @@ import type { QueueTimes } from '../engine/queue-time';
 import { ApiError, nodeReply, type ReplyHooks, type RequestInfo } from './reply';
 import { DEFAULT_GENERATION, type Generation } from './generation';
 import { route, type RouteContext } from './routes';
+import { wireShape } from './wire-shapes';
 import type { SimTokenizer } from './tokens';
 import type { SimEngine } from '../engine/types';
 
@@ -73,7 +74,7 @@ function handle(
     remoteAddress: req.socket.remoteAddress,
     readJson: () => readJson(req, (bytes) => ctx.offLoop.parseJson(bytes)),
   };
-  let reply = nodeReply(res);
+  let reply = nodeReply(res, ctx.generation.id);
   if (hooks?.wrap) reply = hooks.wrap(reply, info);
   const fail = (err: unknown) => {
     const e = err instanceof ApiError ? err : new ApiError(500, 'Internal server error', 'InternalServerError');
@@ -99,6 +100,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     throw new Error(
       `streamInterval (--stream-interval) must be an integer ≥ 1, got ${streamInterval}; use 1 to stream every token`,
     );
+  const generation = opts.generation ?? DEFAULT_GENERATION;
   const ctx: RouteContext = {
     gen: {
       engine: opts.engine,
@@ -116,10 +118,11 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       servedModelName: model,
       maxModelLen: opts.engine.config.maxModelLen,
       forceIncludeUsage: opts.enableForceIncludeUsage,
+      includeUsageDefault: wireShape(generation).includeUsageDefault,
     },
     offLoop: new OffLoopTokenizer(opts.tok),
     modelPath: opts.modelPath ?? model,
-    generation: opts.generation ?? DEFAULT_GENERATION,
+    generation,
     startS: Math.floor(Date.now() / 1000),
     seq: 0,
   };

@@ -6,7 +6,8 @@
  * Python `json.dumps` (spaces after `:` and `,`, non-ASCII escaped).
  */
 import type { ServerResponse } from 'node:http';
-import { errorEventJson, SSE_DONE, sseData, type ErrorInfo } from '../../wire/chunks';
+import { SSE_DONE, sseData, type ErrorInfo } from '../../wire/chunks';
+import { errorJsonFor, streamErrorJsonFor, type GenerationId } from './wire-shapes';
 
 /** Header on every simulator response, so clients and probes can tell it from real vLLM. */
 export const SIM_HEADER = 'x-loadlab-sim';
@@ -21,6 +22,20 @@ export class ApiError extends Error {
     readonly param: string | null = null,
   ) {
     super(message);
+  }
+
+  /** The message as older generations word it, where it differs (wire-shapes.ts `errorInfoFor`). */
+  wording?: Partial<Record<GenerationId, string>>;
+
+  /** Sets `wording` and returns this. */
+  wordedAs(wording: Partial<Record<GenerationId, string>>): this {
+    this.wording = wording;
+    return this;
+  }
+
+  /** The status, message, type, param and wording (what wire-shapes.ts renders per generation). */
+  get parts() {
+    return { status: this.status, message: this.message, type: this.type, param: this.param, wording: this.wording };
   }
 
   /** The `{"error":{message,type,param,code}}` body (vLLM ≥ 0.10.1; shape in src/wire/chunks.ts). */
@@ -63,8 +78,8 @@ export interface Reply {
   onDrain?(fn: () => void): void;
 }
 
-/** The `Reply` on a Node `ServerResponse`. */
-export function nodeReply(res: ServerResponse): Reply {
+/** The `Reply` on a Node `ServerResponse`; errors are worded and shaped as generation `gen` does (default v0.19). */
+export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Reply {
   let ended = false;
   let aborted = false;
   const abortFns: Array<() => void> = [];
@@ -99,7 +114,7 @@ export function nodeReply(res: ServerResponse): Reply {
       finish(status, body === '' && status === 200 ? undefined : contentType, body);
     },
     error(err) {
-      finish(err.status, 'application/json', JSON.stringify(err.body()));
+      finish(err.status, 'application/json', errorJsonFor(gen, err.parts));
     },
     startStream() {
       if (ended || aborted || res.headersSent) return;
@@ -110,7 +125,7 @@ export function nodeReply(res: ServerResponse): Reply {
       write(sseData(json));
     },
     streamError(err) {
-      write(sseData(errorEventJson(err.body().error)));
+      write(sseData(streamErrorJsonFor(gen, err.parts)));
     },
     done() {
       if (ended || aborted) return;

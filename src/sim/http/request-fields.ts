@@ -97,9 +97,10 @@ export interface StreamFields {
 /**
  * `stream` (lax bool) and `stream_options`: a truthy `stream_options` without a truthy raw
  * `stream` is refused (`validate_stream_options`); a non-object is a `model_type` 400; its
- * two flags are lax bools. `force` is `--enable-force-include-usage`.
+ * two flags are lax bools. `force` is `--enable-force-include-usage`; `includeUsageDefault` is
+ * `StreamOptions.include_usage`'s default (true before vLLM PR #36379, 2026-03; see wire-shapes.ts).
  */
-export function streamFields(body: Record<string, unknown>, force = false): StreamFields {
+export function streamFields(body: Record<string, unknown>, force = false, includeUsageDefault = false): StreamFields {
   const so = body.stream_options;
   if (pyTruthy(so) && !pyTruthy(body.stream)) {
     // `validate_stream_options` (vllm/entrypoints/openai/*/protocol.py) raises VLLMValidationError(parameter="stream_options").
@@ -118,7 +119,7 @@ export function streamFields(body: Record<string, unknown>, force = false): Stre
       );
     }
     const o = so as Record<string, unknown>;
-    includeUsage = stream && (laxBool(o.include_usage, 'stream_options.include_usage') ?? false);
+    includeUsage = stream && (laxBool(o.include_usage, 'stream_options.include_usage') ?? includeUsageDefault);
     continuousUsage = includeUsage && (laxBool(o.continuous_usage_stats, 'stream_options.continuous_usage_stats') ?? false);
   }
   if (force) includeUsage = continuousUsage = true;

@@ -8,7 +8,7 @@
 import { checkMessages, checkTools } from './chat-fields';
 import { ApiError } from './reply';
 import { laxBool, laxInt, modelName, priorityField, samplingFields, streamFields, validationError } from './request-fields';
-import { vllmValidationError } from './vllm-errors';
+import { contextWording, vllmValidationError } from './vllm-errors';
 import { contentText, detectLanguage, type SimTokenizer, type TextLang } from './tokens';
 
 export { validationError } from './request-fields';
@@ -45,6 +45,8 @@ export interface RequestRules {
   maxModelLen: number;
   /** `--enable-force-include-usage`. */
   forceIncludeUsage?: boolean;
+  /** `stream_options.include_usage` when a request's `stream_options` omits it; default false (wire-shapes.ts). */
+  includeUsageDefault?: boolean;
 }
 
 /** 404 unless `model` is empty/absent or the served name. */
@@ -76,7 +78,7 @@ export function parseGenRequest(
   rules: RequestRules,
 ): GenRequest {
   checkModel(body, rules);
-  const { stream, includeUsage, continuousUsage } = streamFields(body, rules.forceIncludeUsage);
+  const { stream, includeUsage, continuousUsage } = streamFields(body, rules.forceIncludeUsage, rules.includeUsageDefault);
   const { n: choices, stop, logprobs } = samplingFields(api, body);
   if (api === 'chat') checkTools(body);
   const { promptTokenIds, lang } = promptOf(api, body, tok);
@@ -173,7 +175,7 @@ function outputCaps(
       `${param}=${requested} cannot be greater than max_model_len=max_total_tokens=${maxModelLen}. Please request fewer output tokens.`,
       param,
       requested,
-    );
+    ).wordedAs(contextWording(api, maxModelLen, requested, n, true));
   }
   const maxOut = checkedOutput(api, body, requested);
   if (n > maxModelLen - maxOut) {
@@ -181,7 +183,7 @@ function outputCaps(
       `This model's maximum context length is ${maxModelLen} tokens. However, you requested ${maxOut} output tokens and your prompt contains ${n} input tokens, for a total of ${n + maxOut} tokens. Please reduce the length of the input prompt or the number of requested output tokens.`,
       'input_tokens',
       n,
-    );
+    ).wordedAs(contextWording(api, maxModelLen, maxOut, n, requested !== undefined || api === 'completions'));
   }
   if (n >= maxModelLen) {
     throw new ApiError(

@@ -14,6 +14,7 @@ import type { Reply, RequestInfo } from './reply';
 import { checkModel, parseGenRequest, type RequestRules, validationError } from './requests';
 import { renderChat, type SimTokenizer } from './tokens';
 import { DEFAULT_GENERATION, type Generation } from './generation';
+import { uuidOf, wireShape } from './wire-shapes';
 
 /** The vLLM release the simulator emulates by default (`GET /version`; `--vllm-version` picks another). */
 export const EMULATED_VLLM_VERSION = DEFAULT_GENERATION.version;
@@ -50,7 +51,7 @@ function modelsBody(ctx: RouteContext) {
         max_model_len: ctx.rules.maxModelLen,
         permission: [
           {
-            id: `modelperm-${randomBytes(16).toString('hex')}`,
+            id: `modelperm-${uuidOf(ctx.generation.id, randomBytes(16).toString('hex'))}`,
             object: 'model_permission',
             created: ctx.startS,
             allow_create_engine: false,
@@ -99,9 +100,10 @@ async function generate(ctx: RouteContext, req: IncomingMessage, reply: Reply, p
   const rid =
     (Array.isArray(header) ? header[0] : header) ||
     (typeof body.request_id === 'string' && body.request_id) ||
-    randomBytes(8).toString('hex');
+    uuidOf(ctx.generation.id, randomBytes(16).toString('hex'));
   const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${rid}`;
-  runGeneration(ctx.gen, g, reply, { id, engineId: `${id}#${++ctx.seq}`, arrivalMs });
+  const wire = wireShape(ctx.generation);
+  runGeneration(ctx.gen, g, reply, { id, engineId: `${id}#${++ctx.seq}`, arrivalMs, wire });
 }
 
 /** `POST /tokenize`: a prompt or chat messages to token ids. */

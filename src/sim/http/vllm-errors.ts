@@ -65,7 +65,33 @@ export function pyRepr(v: unknown, depth = 0): string {
  * (e.g. `pyFloat(3)` for a float field); left out of the suffix when undefined, as vLLM does for None.
  */
 export function vllmValidationError(msg: string, param: string | null, value?: string | number): ApiError {
-  return new ApiError(400, vllmValidationText(msg, param, value), 'BadRequestError', param);
+  // Before VLLMValidationError (0.6, 0.10) the same check raised a ValueError: the bare message, param null.
+  const e = new ApiError(400, vllmValidationText(msg, param, value), 'BadRequestError', param);
+  return e.wordedAs({ 'v0.6': msg, 'v0.10': msg });
+}
+
+/**
+ * How vLLM 0.6 and 0.10 worded a prompt that leaves no room for the output (`maxOut` tokens; `outGiven` false
+ * when a chat request set no limit), for `ApiError.wordedAs`. 0.6: `OpenAIServing._validate_input`
+ * (`vllm/entrypoints/openai/serving_engine.py`, V0 line). 0.10: the wording of vLLM PR #22803 (2025-08-13); chat
+ * requests get " None" appended (`create_error_response(f"{e} {e.__cause__}")` in `serving_chat.py` @ 003fe593).
+ */
+export function contextWording(
+  api: 'chat' | 'completions',
+  maxModelLen: number,
+  maxOut: number,
+  n: number,
+  outGiven: boolean,
+): { 'v0.6': string; 'v0.10': string } {
+  const head = `This model's maximum context length is ${maxModelLen} tokens.`;
+  const v06 = outGiven
+    ? `${head} However, you requested ${maxOut + n} tokens (${n} in the messages, ${maxOut} in the completion). Please reduce the length of the messages or completion.`
+    : `${head} However, you requested ${n} tokens in the messages, Please reduce the length of the messages.`;
+  const v010 =
+    n >= maxModelLen
+      ? `${head} However, your request has ${n} input tokens. Please reduce the length of the input messages.`
+      : `'max_tokens' or 'max_completion_tokens' is too large: ${maxOut}. This model's maximum context length is ${maxModelLen} tokens and your request has ${n} input tokens (${maxOut} > ${maxModelLen} - ${n}).`;
+  return { 'v0.6': v06, 'v0.10': api === 'chat' ? `${v010} None` : v010 };
 }
 
 /** `str(VLLMValidationError(msg, parameter=param, value=value))`. */
@@ -83,7 +109,10 @@ export function vllmValidationText(msg: string, param: string | null, value?: st
  */
 export function modelValidatorError(msg: string, param: string, body: Record<string, unknown>): ApiError {
   const text = `Value error, ${vllmValidationText(msg, param)}`;
-  return validationError('', text, param, { input: body, ctx: `{'error': VLLMValidationError(${pyStr(msg)})}` });
+  const e = validationError('', text, param, { input: body, ctx: `{'error': VLLMValidationError(${pyStr(msg)})}` });
+  // 0.6 and 0.10 raised a plain ValueError there: no suffix in msg, ValueError(...) in ctx.
+  const old = pydanticErrorRepr('', `Value error, ${msg}`, { input: body, ctx: `{'error': ValueError(${pyStr(msg)})}` });
+  return e.wordedAs({ 'v0.6': `[${old}]`, 'v0.10': `[${old}]` });
 }
 
 /** Options of one pydantic-style error. */
@@ -108,9 +137,19 @@ export function validationError(
   opts: ValidationErrorOptions | string = {},
 ): ApiError {
   const o = typeof opts === 'string' ? { kind: opts } : opts;
+  const err = pydanticErrorRepr(loc, msg, o);
+  // FastAPI before `ValidationException.__str__` (the 0.6 and 0.10 era): str(exc) is the list's repr, equal to
+  // str(exc.errors()), so vLLM's handler sends it once.
+  return new ApiError(400, `1 validation error:\n  ${err} [${err}]`, 'Bad Request', param).wordedAs({
+    'v0.6': `[${err}]`,
+    'v0.10': `[${err}]`,
+  });
+}
+
+/** The Python repr of one pydantic error dict as FastAPI reports it (`include_url=False`). */
+function pydanticErrorRepr(loc: string, msg: string, o: ValidationErrorOptions): string {
   const input = 'input' in o ? `, 'input': ${pyRepr(o.input)}` : '';
   const ctx = o.ctx === undefined ? '' : `, 'ctx': ${o.ctx}`;
   const where = loc === '' ? "('body',)" : `('body', ${pyStr(loc)})`;
-  const err = `{'type': ${pyStr(o.kind ?? 'value_error')}, 'loc': ${where}, 'msg': ${pyStr(msg)}${input}${ctx}}`;
-  return new ApiError(400, `1 validation error:\n  ${err} [${err}]`, 'Bad Request', param);
+  return `{'type': ${pyStr(o.kind ?? 'value_error')}, 'loc': ${where}, 'msg': ${pyStr(msg)}${input}${ctx}}`;
 }
