@@ -26,6 +26,8 @@ export interface SimRequest extends KvSeq {
   numPreemptions: number;
   /** Prompt tokens served from the prefix cache at first admission; −1 until then. */
   cachedTokens: number;
+  /** Engine clock time of the step that first scheduled it, ms; −1 until then. */
+  firstScheduledMs: number;
   /** Whether the prompt has been counted in promptTokens (first prefill completion). */
   promptCounted: boolean;
 }
@@ -51,6 +53,7 @@ export function newSimRequest(
     scheduled: 0,
     numPreemptions: 0,
     cachedTokens: -1,
+    firstScheduledMs: -1,
     promptCounted: false,
     blocks: [],
     hashes: [],

@@ -137,6 +137,7 @@ export class Scheduler {
       r.status = 'running';
       r.computed = hit;
       if (r.cachedTokens < 0) r.cachedTokens = hit;
+      if (r.firstScheduledMs < 0) r.firstScheduledMs = stepStartMs;
       this.running.push(r);
       this.take(r, n);
       budget -= n;
@@ -172,7 +173,10 @@ export class Scheduler {
       const finishReason = stopReason(r, this.config.maxModelLen);
       const out: EngineOutput = { newTokens: 1, outputTokens: r.outputTokens, timeMs: endMs };
       if (finishReason) out.finishReason = finishReason;
-      if (r.outputTokens === 1) out.cachedTokens = Math.max(0, r.cachedTokens);
+      if (r.outputTokens === 1) {
+        out.cachedTokens = Math.max(0, r.cachedTokens);
+        out.scheduledMs = r.firstScheduledMs;
+      }
       reqs.push(r);
       outs.push(out);
       if (finishReason) {

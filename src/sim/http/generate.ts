@@ -37,6 +37,8 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   let started = false;
   let cached = 0;
   let finished = false;
+  const scheduledMs: number[] = []; // per choice: when the engine first scheduled it (vLLM's scheduled_ts)
+  const cachedBy: number[] = [];
   // Only a truthy cached count is reported (`if self.enable_prompt_tokens_details and num_cached_tokens:`,
   // vllm/entrypoints/openai/chat_completion/serving.py and completion/serving.py); else null / no key.
   const cachedOrNot = () => (s.promptTokensDetails && cached > 0 ? cached : undefined);
@@ -53,7 +55,12 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     if (c.firstMs === undefined) {
       c.firstMs = out.timeMs;
       if (c.index === 0) cached = out.cachedTokens ?? 0;
-      if (out.newTokens > 0) s.metrics.observeFirstToken((nowMs - who.arrivalMs) / 1000);
+      scheduledMs[c.index] = out.scheduledMs ?? out.timeMs;
+      cachedBy[c.index] = out.cachedTokens ?? 0;
+      if (out.newTokens > 0) {
+        s.metrics.observePromptSources(p, cachedBy[c.index]);
+        s.metrics.observeFirstToken((nowMs - who.arrivalMs) / 1000);
+      }
       s.queue?.firstOutput(c.engineId);
     } else {
       s.metrics.observeInterToken((out.timeMs - c.prevMs) / 1000);
@@ -68,6 +75,13 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
         (out.timeMs - c.firstMs) / 1000,
         p,
         out.outputTokens,
+        {
+          prefillS: (c.firstMs - scheduledMs[c.index]) / 1000,
+          inferenceS: (out.timeMs - scheduledMs[c.index]) / 1000,
+          cachedTokens: cachedBy[c.index],
+          maxTokensParam: req.maxTokens,
+          n: req.n,
+        },
       );
     }
     const all = choices.every((x) => x.reason);

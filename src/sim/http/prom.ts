@@ -63,11 +63,21 @@ interface Family {
 export class PromRegistry {
   private readonly families: Family[] = [];
 
-  /** `baseLabels` go on every series unless a family opts out (e.g. `engine`, `model_name`). */
+  /**
+   * `baseLabels` go on every series unless a family opts out (e.g. `engine`, `model_name`).
+   * `created: false` leaves out the `_created` samples, as a V0 server does
+   * (`prometheus_client.disable_created_metrics()` in `vllm/engine/metrics.py`).
+   */
   constructor(
     private readonly baseLabels: Record<string, string>,
     private readonly nowS = () => Date.now() / 1000,
+    private readonly created = true,
   ) {}
+
+  /** A family shown only by its `# HELP`/`# TYPE` lines: declared, never set (e.g. V0's spec-decode series). */
+  declare(name: string, help: string, type: 'counter' | 'gauge'): void {
+    this.families.push({ render: (out) => out.push(`# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`) });
+  }
 
   /** A counter: exported as `<name>_total` and `<name>_created`. `name` is without `_total`. */
   counter(name: string, help: string, labels: Record<string, string> = {}): Scalar {
@@ -92,6 +102,7 @@ export class PromRegistry {
     const leLabels = bounds.map((b) => `{${pre ? `${pre},` : ''}le="${pyFloat(b)}"${post ? `,${post}` : ''}}`);
     const counts = new Array<number>(bounds.length).fill(0);
     const created = pyFloat(this.nowS());
+    const withCreated = this.created;
     const h = { count: 0, sum: 0 };
     this.families.push({
       render(out) {
@@ -101,9 +112,8 @@ export class PromRegistry {
           acc += counts[i];
           out.push(`${name}_bucket${leLabels[i]} ${pyFloat(acc)}\n`);
         }
-        out.push(
-          `${name}_count{${lbl}} ${pyFloat(h.count)}\n${name}_sum{${lbl}} ${pyFloat(h.sum)}\n${name}_created{${lbl}} ${created}\n`,
-        );
+        out.push(`${name}_count{${lbl}} ${pyFloat(h.count)}\n${name}_sum{${lbl}} ${pyFloat(h.sum)}\n`);
+        if (withCreated) out.push(`${name}_created{${lbl}} ${created}\n`);
       },
     });
     return {
@@ -133,6 +143,7 @@ export class PromRegistry {
   private scalar(type: 'counter' | 'gauge', name: string, help: string, labels: Record<string, string>, base = true): Scalar {
     const lbl = `{${labelString(base ? { ...this.baseLabels, ...labels } : labels)}}`;
     const created = pyFloat(this.nowS());
+    const withCreated = this.created;
     const s = { value: 0 };
     const exported = type === 'counter' ? `${name}_total` : name;
     // Several series of one family (e.g. request_success by reason) share one HELP/TYPE header.
@@ -142,7 +153,7 @@ export class PromRegistry {
       name: exported,
       render(out) {
         out.push(`${header}${exported}${lbl} ${pyFloat(s.value)}\n`);
-        if (type === 'counter') out.push(`${name}_created${lbl} ${created}\n`);
+        if (type === 'counter' && withCreated) out.push(`${name}_created${lbl} ${created}\n`);
       },
     };
     this.families.push(fam);
