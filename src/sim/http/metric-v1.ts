@@ -58,7 +58,11 @@ export function v1Series(reg: PromRegistry, facts: SeriesFacts): GenerationSerie
     );
   }
   gauges.kvUsage = reg.gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.');
-  counter('vllm:prefix_cache_queries', 'Prefix cache queries, in terms of number of queried tokens.', (s) => s.prefixCacheQueries);
+  counter(
+    'vllm:prefix_cache_queries',
+    'Prefix cache queries, in terms of number of queried tokens.',
+    (s) => s.prefixCacheQueries,
+  );
   counter('vllm:prefix_cache_hits', 'Prefix cache hits, in terms of number of cached tokens.', (s) => s.prefixCacheHits);
   if (now) externalAndMmCounters(reg);
   counter('vllm:num_preemptions', 'Cumulative number of preemption from the engine.', (s) => s.numPreemptions);
