@@ -17,6 +17,9 @@ import { probeTarget } from '../src/observe/probe';
 import { findFamily, parsePromFloat, parsePrometheus, pickValue, type MetricFamily } from '../src/observe/prometheus';
 import { startMetricsSampler } from '../src/observe/sampler';
 import { toMetricsSample } from '../src/observe/vllm-metrics';
+import { resolveEngineConfig } from '../src/sim/engine/config';
+import type { EngineStats } from '../src/sim/engine/types';
+import { SimMetrics } from '../src/sim/http/metrics';
 import { type RunningSim, serveSim } from '../src/sim/serve';
 import { parseServeArgs } from '../src/vllm/flags';
 
@@ -221,3 +224,42 @@ describe.each(GENS)('LoadLab readers on fixtures/vllm-wire/$id/metrics.txt', (ge
       expect(s).toMatchObject({ running: sample.running, waiting: sample.waiting, kvUsage: sample.kvUsage });
   }, 30_000);
 });
+
+describe('SimMetrics gauges per generation (no server, no clock)', () => {
+  const stats: EngineStats = {
+    ...{ running: 4, waiting: 5, kvUsage: 0.75, numPreemptions: 2, promptTokens: 900, generationTokens: 300 },
+    ...{
+      prefixCacheQueries: 900,
+      prefixCacheHits: 320,
+      steps: 40,
+      swapOutBlocks: 12,
+      swapInBlocks: 4,
+      swapped: 2,
+      cpuKvUsage: 0.25,
+    },
+  };
+  const config = resolveEngineConfig({ maxModelLen: 4096, preemptionMode: 'swap' });
+  const facts = { modelName: 'm', config, gpuMemoryUtilization: 0.9, profile: 'p', vllmVersion: 'x' };
+
+  it('V0 (0.6) splits swapped requests out of waiting and shows CPU swap usage', () => {
+    const fams = parsePrometheus(new SimMetrics({ ...facts, generation: 'v0.6' }).render(stats));
+    expect(toMetricsSample(fams, 0)).toMatchObject({ running: 4, waiting: 3, swapped: 2, kvUsage: 0.75, preemptionsTotal: 2 });
+    expect(pickValue(fams, 'vllm:cpu_cache_usage_perc')).toBe(0.25);
+    expect(cacheLabels(fams).swap_space_bytes).toBe(String(4 * 2 ** 30));
+  });
+
+  it('V1 (0.10, 0.19) counts every waiting request; 0.19 by reason, all for capacity', () => {
+    const f10 = parsePrometheus(new SimMetrics({ ...facts, generation: 'v0.10' }).render(stats));
+    expect(toMetricsSample(f10, 0)).toMatchObject({ running: 4, waiting: 5, kvUsage: 0.75, prefixHitsTotal: 320 });
+    expect(pickValue(f10, 'vllm:gpu_cache_usage_perc')).toBe(0.75);
+    const f19 = parsePrometheus(new SimMetrics({ ...facts, generation: 'v0.19' }).render(stats));
+    expect(pickValue(f19, 'vllm:num_requests_waiting_by_reason', { reason: 'capacity' })).toBe(5);
+    expect(pickValue(f19, 'vllm:num_requests_waiting_by_reason', { reason: 'deferred' })).toBe(0);
+    expect(findFamily(f19, 'vllm:num_requests_swapped')).toBeUndefined();
+  });
+});
+
+/** The `vllm:cache_config_info` labels of a scrape. */
+function cacheLabels(fams: readonly MetricFamily[]): Record<string, string> {
+  return findFamily(fams, 'vllm:cache_config_info')!.samples[0].labels;
+}
