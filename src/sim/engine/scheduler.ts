@@ -173,7 +173,8 @@ export class Scheduler {
       const finishReason = stopReason(r, this.config.maxModelLen);
       const out: EngineOutput = { newTokens: 1, outputTokens: r.outputTokens, timeMs: endMs };
       if (finishReason) out.finishReason = finishReason;
-      if (r.outputTokens === 1) Object.assign(out, { cachedTokens: Math.max(0, r.cachedTokens), scheduledMs: r.firstScheduledMs });
+      if (r.outputTokens === 1)
+        Object.assign(out, { cachedTokens: Math.max(0, r.cachedTokens), scheduledMs: r.firstScheduledMs });
       reqs.push(r);
       outs.push(out);
       if (finishReason) {
