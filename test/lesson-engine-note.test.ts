@@ -133,8 +133,8 @@ describe('swapPlan', () => {
   });
 });
 
-// A V0 vLLM's /metrics, written from `Metrics` in vllm/engine/metrics.py (see fixtures/vllm-metrics/README.md).
-const FIXTURE = readFileSync(join(__dirname, 'fixtures', 'vllm-metrics', 'v0.6-metrics.txt'), 'utf8');
+// A V0 vLLM's /metrics, written from `Metrics` in vllm/engine/metrics.py (see fixtures/vllm-wire/v0.6/README.md).
+const FIXTURE = readFileSync(join(__dirname, 'fixtures', 'vllm-wire', 'v0.6', 'metrics.txt'), 'utf8');
 
 describe('a real V0 target over HTTP (external, as LOADLAB_BASE_URL)', () => {
   let server: Server;

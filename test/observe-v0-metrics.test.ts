@@ -12,8 +12,8 @@ import { findFamily, parsePrometheus, pickSamples } from '../src/observe/prometh
 import { startMetricsSampler } from '../src/observe/sampler';
 import { toMetricsSample } from '../src/observe/vllm-metrics';
 
-// A V0 vLLM's /metrics, written from `Metrics` in vllm/engine/metrics.py (see fixtures/vllm-metrics/README.md).
-const FIXTURE = readFileSync(join(__dirname, 'fixtures', 'vllm-metrics', 'v0.6-metrics.txt'), 'utf8');
+// A V0 vLLM's /metrics, written from `Metrics` in vllm/engine/metrics.py (see fixtures/vllm-wire/v0.6/README.md).
+const FIXTURE = readFileSync(join(__dirname, 'fixtures', 'vllm-wire', 'v0.6', 'metrics.txt'), 'utf8');
 const MODEL = 'Qwen2.5-7B-Instruct-GPTQ-Int4';
 
 /** A tiny V0 vLLM stand-in: the fixture at /metrics, `/version` and `/v1/models` as vLLM 0.6 answers them. */

@@ -141,17 +141,16 @@ describe('parsePrometheus, format corners', () => {
 });
 
 describe("the simulator's registry output round-trips", () => {
-  it('keeps counter _created with the counter and reads a histogram back', () => {
+  it("writes a counter's _created as its own gauge family (prometheus_client 0.0.4) and reads a histogram back", () => {
     const reg = new PromRegistry({ engine: '0', model_name: 'm' }, () => 1768731088.25);
     reg.counter('vllm:prompt_tokens', 'Prefill tokens.').inc(5);
     const h = reg.histogram('loadlab:sim_step_lateness_seconds', 'Lateness.', [0.001, 0.005, 0.01]);
     for (const v of [0.0005, 0.002, 0.002, 0.02]) h.observe(v);
     const fams = parsePrometheus(reg.render());
     const counter = findFamily(fams, 'vllm:prompt_tokens_total')!;
-    expect(counter.samples.map((s) => [s.name, s.value])).toEqual([
-      ['vllm:prompt_tokens_total', 5],
-      ['vllm:prompt_tokens_created', 1768731088.25],
-    ]);
+    expect(counter.samples.map((s) => [s.name, s.value])).toEqual([['vllm:prompt_tokens_total', 5]]);
+    const created = findFamily(fams, 'vllm:prompt_tokens_created')!;
+    expect([created.type, created.samples.map((s) => s.value)]).toEqual(['gauge', [1768731088.25]]);
     const hist = readHistogram(fams, 'loadlab:sim_step_lateness_seconds')!;
     expect(hist).toEqual({ le: [0.001, 0.005, 0.01, Infinity], counts: [1, 3, 3, 4], count: 4, sum: 0.0245 });
   });

@@ -147,6 +147,8 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     config,
     profile: profile.id,
     vllmVersion: gen.version,
+    generation: gen.id,
+    swapSpaceGiB: args.flags.swapSpace ?? V1_DEFAULTS.swapSpaceGiB,
     gpuMemoryUtilization: args.flags.gpuMemoryUtilization ?? V1_DEFAULTS.gpuMemoryUtilization,
   });
   const queueTimes = new QueueTimes(

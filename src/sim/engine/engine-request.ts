@@ -30,6 +30,8 @@ export interface SimRequest extends KvSeq {
   numPreemptions: number;
   /** Prompt tokens served from the prefix cache at first admission; −1 until then. */
   cachedTokens: number;
+  /** Engine clock time of the step that first scheduled it, ms; −1 until then. */
+  firstScheduledMs: number;
   /** Whether the prompt has been counted in promptTokens (first prefill completion). */
   promptCounted: boolean;
 }
@@ -57,6 +59,7 @@ export function newSimRequest(
     placeholders: 0,
     numPreemptions: 0,
     cachedTokens: -1,
+    firstScheduledMs: -1,
     promptCounted: false,
     blocks: [],
     hashes: [],

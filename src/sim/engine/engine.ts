@@ -133,5 +133,7 @@ function engineStats(sched: Scheduler, steps: number): EngineStats {
     steps,
     swapOutBlocks: kv.swapOutBlocks,
     swapInBlocks: kv.swapInBlocks,
+    swapped: sched.swapped.size,
+    cpuKvUsage: sched.config.numCpuBlocks > 0 ? 1 - kv.cpuFree / sched.config.numCpuBlocks : 0,
   };
 }

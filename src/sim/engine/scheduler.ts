@@ -157,6 +157,7 @@ export class Scheduler {
       r.status = 'running';
       r.computed = hit;
       if (r.cachedTokens < 0) r.cachedTokens = hit;
+      if (r.firstScheduledMs < 0) r.firstScheduledMs = stepStartMs;
       this.running.push(r);
       planTake(this.plan, r, n);
       budget -= n;

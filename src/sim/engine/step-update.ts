@@ -56,7 +56,7 @@ export function applyStep(s: StepState, plan: AppliedPlan, endMs: number, reqs: 
     const finishReason = stopReason(r, s.config.maxModelLen);
     const out: EngineOutput = { newTokens: 1, outputTokens: r.outputTokens, timeMs: endMs };
     if (finishReason) out.finishReason = finishReason;
-    if (r.outputTokens === 1) out.cachedTokens = Math.max(0, r.cachedTokens);
+    if (r.outputTokens === 1) Object.assign(out, { cachedTokens: Math.max(0, r.cachedTokens), scheduledMs: r.firstScheduledMs });
     reqs.push(r);
     outs.push(out);
     if (!finishReason) continue;

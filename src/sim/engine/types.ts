@@ -68,6 +68,8 @@ export interface EngineOutput {
   timeMs: number;
   /** Prompt tokens served from the prefix cache (set on the first output). */
   cachedTokens?: number;
+  /** Engine clock time of the step that first scheduled the request, ms (set on the first output; vLLM's `scheduled_ts`). */
+  scheduledMs?: number;
 }
 
 /** Counters and gauges the HTTP surface exports on `/metrics` and in the stats line. */
@@ -85,6 +87,10 @@ export interface EngineStats {
   /** Blocks swapped out/in (swap mode). */
   swapOutBlocks: number;
   swapInBlocks: number;
+  /** Requests swapped out to CPU now (swap mode; counted in `waiting` too). */
+  swapped: number;
+  /** CPU swap space in use, 0..1 (swap mode; 0 without CPU blocks). */
+  cpuKvUsage: number;
 }
 
 /** A clock the engine runs on: real time in the server, virtual time in tests. */

@@ -10,11 +10,12 @@ import type { GenRequest } from './requests';
 import { chunkHead, chunkJson, type ChunkTail, usageChunkJson, usageJson } from '../../wire/chunks';
 import { WIRE_SHAPES, type WireShape } from './wire-shapes';
 import { chatLogprobsJson, completionLogprobsJson } from './fake-logprobs';
-import type { EngineOutput } from '../engine/types';
+import type { EngineOutput, FinishReason } from '../engine/types';
 import type { GenIdentity, GenServer } from './gen-server';
 import { abortChoices, addChoices, advance, newChoices, outputDue, takeDelta, type Choice, type ChoiceDelta } from './gen-choice';
 import { OutputCollector } from './gen-collector';
 import { finalObject } from './gen-final';
+import type { FinishFacts } from './metrics';
 
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
 export type { GenIdentity, GenServer } from './gen-server';
@@ -118,6 +119,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const choices = newChoices(s, req, who);
   let cached = 0;
   let finished = false;
+  const first: FirstOutput[] = [];
   // Only a truthy cached count is reported (`if self.enable_prompt_tokens_details and num_cached_tokens:`,
   // vllm/entrypoints/openai/chat_completion/serving.py and completion/serving.py); else null / no key.
   const cachedOrNot = () => (s.promptTokensDetails && cached > 0 ? cached : undefined);
@@ -129,7 +131,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     if (c.firstMs === undefined) {
       c.firstMs = out.timeMs;
       if (c.index === 0) cached = out.cachedTokens ?? 0;
-      if (out.newTokens > 0) s.metrics.observeFirstToken((nowMs - who.arrivalMs) / 1000);
+      first[c.index] = firstOutput(s, out, p, (nowMs - who.arrivalMs) / 1000);
       s.queue?.firstOutput(c.engineId);
     } else {
       // vLLM's ITL histogram is per engine step, whatever the stream interval or merging does to chunks.
@@ -139,13 +141,9 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     const reason = advance(s, req, c, out);
     if (reason) {
       c.reason = reason;
-      s.metrics.observeFinish(
-        reason as EngineOutput['finishReason'] & string,
-        (nowMs - who.arrivalMs) / 1000,
-        (out.timeMs - c.firstMs) / 1000,
-        p,
-        out.outputTokens,
-      );
+      const e2eS = (nowMs - who.arrivalMs) / 1000;
+      const facts = finishFacts(first[c.index], c.firstMs, out.timeMs, req);
+      s.metrics.observeFinish(reason as FinishReason, e2eS, (out.timeMs - c.firstMs) / 1000, p, out.outputTokens, facts);
     }
     if (choices.every((x) => x.reason)) finished = true;
     if (!req.stream) {
@@ -168,4 +166,31 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   const waitMs = who.arrivalMs + s.apiOverheadMs - s.now();
   if (waitMs >= 1) setTimeout(add, waitMs);
   else add();
+}
+
+/** What a choice's first output tells the metrics: when the engine first scheduled it (vLLM's `scheduled_ts`) and its cached prompt tokens. */
+interface FirstOutput {
+  scheduledMs: number;
+  cachedTokens: number;
+}
+
+/** A choice's first output: TTFT (from HTTP arrival, seconds) and prompt tokens by source, unless it is an abort. */
+function firstOutput(s: GenServer, out: EngineOutput, promptTokens: number, ttftS: number): FirstOutput {
+  const f = { scheduledMs: out.scheduledMs ?? out.timeMs, cachedTokens: out.cachedTokens ?? 0 };
+  if (out.newTokens > 0) {
+    s.metrics.observePromptSources(promptTokens, f.cachedTokens);
+    s.metrics.observeFirstToken(ttftS);
+  }
+  return f;
+}
+
+/** Prefill (first scheduled → first token) and inference (first scheduled → last token) time, seconds, and the request's parameters. */
+function finishFacts(f: FirstOutput, firstMs: number, lastMs: number, req: GenRequest): FinishFacts {
+  return {
+    prefillS: (firstMs - f.scheduledMs) / 1000,
+    inferenceS: (lastMs - f.scheduledMs) / 1000,
+    cachedTokens: f.cachedTokens,
+    maxTokensParam: req.maxTokens,
+    n: req.n,
+  };
 }

@@ -1,10 +1,12 @@
 /**
- * The series of the simulator's `/metrics`, registered in the order vLLM V1 registers them
- * (names, help texts, labels and buckets as in `vllm/v1/metrics/loggers.py`), plus the
- * simulator-only `loadlab:` series. Registration order is the order of the rendered text.
- * `metrics.ts` (SimMetrics) feeds these series; this file only declares them.
+ * The shared vocabulary of the simulator's `/metrics`: bucket bounds, the handles SimMetrics feeds,
+ * the `cache_config_info` series and the simulator-only `loadlab:` series. Which vLLM series exist,
+ * in which order, is per generation: `metric-v1.ts` (V1 engine: 0.10 and 0.19, names, help texts,
+ * labels and buckets as in `vllm/v1/metrics/loggers.py`) and `metric-v0.ts` (V0 engine, 0.6,
+ * `vllm/engine/metrics.py`). Registration order is the order of the rendered text.
  */
 import { FAULT_KINDS, type FaultKind } from './faults';
+import type { Generation } from './generation';
 import type { Histogram, PromRegistry, Scalar } from './prom';
 import type { EngineConfig, EngineStats } from '../engine/types';
 
@@ -32,31 +34,74 @@ export function buckets125(max: number): number[] {
   }
 }
 
-/** Finish reasons vLLM pre-creates `request_success_total` series for. */
-const SUCCESS_REASONS = ['stop', 'length', 'abort', 'error', 'repetition'] as const;
+/** A generation id: `v0.6`, `v0.10`, `v0.19`. */
+export type GenerationId = Generation['id'];
 
 /** A cumulative counter and how to read its value from the engine's `stats()` at scrape time. */
 export type CounterReader = [Scalar, (s: EngineStats) => number];
 
-/** The scheduler gauges, set from the engine's `stats()` at scrape time. */
+/** Gauges set from the engine's `stats()` at scrape time; a generation leaves out what it lacks. */
 export interface SchedulerGauges {
   running: Scalar;
   waiting: Scalar;
-  kvUsage: Scalar;
-  /** vLLM's deprecated name of `kv_cache_usage_perc`, same value. */
-  gpuUsage: Scalar;
+  /** V1 `kv_cache_usage_perc`. */
+  kvUsage?: Scalar;
+  /** `gpu_cache_usage_perc`: V0's name, kept by V1 until 0.12 (#29330). */
+  gpuUsage?: Scalar;
+  /** 0.19 `num_requests_waiting_by_reason{reason}`. */
+  waitingCapacity?: Scalar;
+  waitingDeferred?: Scalar;
+  /** V0 only: `num_requests_swapped`, `cpu_cache_usage_perc`, the average throughput gauges. */
+  swapped?: Scalar;
+  cpuUsage?: Scalar;
+  promptThroughput?: Scalar;
+  generationThroughput?: Scalar;
 }
 
-/** The per-request histograms, fed by the HTTP layer (and `iteration` by the engine's steps). */
+/** The per-request histograms fed by the HTTP layer (and `iteration` by the engine's steps); absent = not in this generation. */
 export interface RequestHistograms {
   ttft: Histogram;
+  /** One sample per engine output after the first: V1 `inter_token_latency_seconds`, V0 `time_per_output_token_seconds`. */
   itl: Histogram;
+  /** 0.10's deprecated `time_per_output_token_seconds`, fed the same samples as `itl`. */
+  itlOld?: Histogram;
   e2e: Histogram;
-  queue: Histogram;
-  decode: Histogram;
   promptLen: Histogram;
   genLen: Histogram;
-  iteration: Histogram;
+  queue?: Histogram;
+  prefill?: Histogram;
+  inference?: Histogram;
+  decode?: Histogram;
+  /** 0.19 `request_time_per_output_token_seconds`: decode time / (output tokens − 1), else 0. */
+  tpotRequest?: Histogram;
+  /** 0.19 `request_prefill_kv_computed_tokens`: prompt − cached tokens. */
+  kvComputed?: Histogram;
+  iteration?: Histogram;
+  maxGeneration?: Histogram;
+  paramsN?: Histogram;
+  paramsMaxTokens?: Histogram;
+  /** V0 `request_params_best_of`. */
+  bestOf?: Histogram;
+}
+
+/** Prompt-token counters by source (0.19), fed when a request's first token arrives. */
+export interface PromptSourceCounters {
+  localCompute: Scalar;
+  localCacheHit: Scalar;
+  externalKvTransfer: Scalar;
+  /** `prompt_tokens_cached_total`: local + external cache hits. */
+  cached: Scalar;
+}
+
+/** Every vLLM series of one generation, as SimMetrics feeds them. */
+export interface GenerationSeries {
+  gauges: SchedulerGauges;
+  /** Counters read from `stats()` at scrape time. */
+  counters: CounterReader[];
+  /** `request_success_total{finished_reason}` by reason. */
+  success: Record<string, Scalar>;
+  hist: RequestHistograms;
+  bySource?: PromptSourceCounters;
 }
 
 /** The simulator-only series (`loadlab:` prefix). */
@@ -76,94 +121,15 @@ export interface SeriesFacts {
   profile: string;
   /** Emulated vLLM version (`loadlab:sim_info`). */
   vllmVersion: string;
+  /** `--swap-space` in GiB (V0's `swap_space_bytes` label); default 4, V0's default. */
+  swapSpaceGiB?: number;
+  /** Emulated generation (`--vllm-version`): which vLLM series exist. Default `v0.19`. */
+  generation?: GenerationId;
 }
 
-/** `vllm:num_requests_running|waiting`, `vllm:kv_cache_usage_perc` and its old name `gpu_cache_usage_perc`. */
-export function schedulerGauges(reg: PromRegistry): SchedulerGauges {
-  return {
-    running: reg.gauge('vllm:num_requests_running', 'Number of requests in model execution batches.'),
-    waiting: reg.gauge('vllm:num_requests_waiting', 'Number of requests waiting to be processed.'),
-    kvUsage: reg.gauge('vllm:kv_cache_usage_perc', 'KV-cache usage. 1 means 100 percent usage.'),
-    gpuUsage: reg.gauge(
-      'vllm:gpu_cache_usage_perc',
-      'GPU KV-cache usage. 1 means 100 percent usage. (Deprecated name of vllm:kv_cache_usage_perc, kept for old dashboards.)',
-    ),
-  };
-}
-
-/** `vllm:cache_config_info` (value 1, no base labels): the KV-cache configuration as labels. */
-export function cacheConfigInfo(reg: PromRegistry, facts: SeriesFacts): void {
-  const c = facts.config;
-  const py = (b: boolean) => (b ? 'True' : 'False');
-  reg
-    .gauge(
-      'vllm:cache_config_info',
-      'Information of the LLMEngine CacheConfig',
-      {
-        block_size: String(c.blockSize),
-        cache_dtype: 'auto',
-        calculate_kv_scales: 'False',
-        enable_prefix_caching: py(c.enablePrefixCaching),
-        engine: '0',
-        gpu_memory_utilization: String(facts.gpuMemoryUtilization),
-        is_attention_free: 'False',
-        num_cpu_blocks: c.preemptionMode === 'swap' ? String(c.numCpuBlocks) : 'None',
-        num_gpu_blocks: String(c.numGpuBlocks),
-        num_gpu_blocks_override: 'None',
-        prefix_caching_hash_algo: 'sha256',
-        sliding_window: 'None',
-      },
-      false,
-    )
-    .set(1);
-}
-
-/** vLLM's cumulative engine counters: preemptions, prompt and generation tokens, prefix-cache queries and hits. */
-export function engineCounters(reg: PromRegistry): CounterReader[] {
-  return [
-    [reg.counter('vllm:num_preemptions', 'Cumulative number of preemption from the engine.'), (s) => s.numPreemptions],
-    [reg.counter('vllm:prompt_tokens', 'Number of prefill tokens processed.'), (s) => s.promptTokens],
-    [reg.counter('vllm:generation_tokens', 'Number of generation tokens processed.'), (s) => s.generationTokens],
-    [
-      reg.counter('vllm:prefix_cache_queries', 'Prefix cache queries, in terms of number of queried tokens.'),
-      (s) => s.prefixCacheQueries,
-    ],
-    [reg.counter('vllm:prefix_cache_hits', 'Prefix cache hits, in terms of number of cached tokens.'), (s) => s.prefixCacheHits],
-  ];
-}
-
-/** `vllm:request_success_total{finished_reason}`, one series per reason vLLM pre-creates. */
-export function successCounters(reg: PromRegistry): Record<string, Scalar> {
-  const success: Record<string, Scalar> = {};
-  for (const r of SUCCESS_REASONS)
-    success[r] = reg.counter('vllm:request_success', 'Count of successfully processed requests.', { finished_reason: r });
-  return success;
-}
-
-/** The latency and length histograms per request, and tokens per engine step; lengths use 1-2-5 buckets up to `maxModelLen`. */
-export function requestHistograms(reg: PromRegistry, maxModelLen: number): RequestHistograms {
-  const ttft = reg.histogram('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS);
-  const itl = reg.histogram('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL_BUCKETS);
-  const e2e = reg.histogram('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', LAT_BUCKETS);
-  const queue = reg.histogram(
-    'vllm:request_queue_time_seconds',
-    'Histogram of time spent in WAITING phase for request.',
-    LAT_BUCKETS,
-  );
-  const decode = reg.histogram(
-    'vllm:request_decode_time_seconds',
-    'Histogram of time spent in DECODE phase for request.',
-    LAT_BUCKETS,
-  );
-  const b = buckets125(maxModelLen);
-  const promptLen = reg.histogram('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', b);
-  const genLen = reg.histogram('vllm:request_generation_tokens', 'Number of generation tokens processed.', b);
-  const iteration = reg.histogram(
-    'vllm:iteration_tokens_total',
-    'Histogram of number of tokens per engine_step.',
-    ITERATION_TOKEN_BUCKETS,
-  );
-  return { ttft, itl, e2e, queue, decode, promptLen, genLen, iteration };
+/** `True`/`False`, as Python's `str(bool)`. */
+export function pyBool(b: boolean): string {
+  return b ? 'True' : 'False';
 }
 
 /** The `loadlab:` series: step lateness, steps and swapped blocks, injected faults by kind, and `sim_info` (value 1). */

@@ -1,8 +1,10 @@
 /**
  * A tiny Prometheus text-format registry that writes what Python's `prometheus_client`
- * writes: counters as `<name>_total` plus `<name>_created`, histograms as cumulative
- * `_bucket{le}`, `_count`, `_sum`, `_created`, floats as Python prints them (`0.0`,
- * `1.768731088e+09`), labels sorted by name (as vLLM's multiprocess mode does).
+ * writes (`generate_latest`, text format 0.0.4): counters as `<name>_total`, histograms as
+ * cumulative `_bucket{le}`, `_count`, `_sum`, each family followed by its `<name>_created`
+ * samples in a gauge family of their own; floats as Python prints them (`0.0`,
+ * `1.768731088e+09`). Labels are sorted by name (as vLLM's multiprocess mode writes them; a
+ * single API server writes them in `labelnames` order: a named deviation, order-insensitive).
  * Rendering is string concatenation over precomputed label strings: cheap at 4 scrapes/s.
  */
 
@@ -55,19 +57,35 @@ export interface Histogram {
   readonly sum: number;
 }
 
+/** One series (or a header-only family); series of one family are registered one after another. */
 interface Family {
-  render(out: string[]): void;
+  /** The exported family name (`<name>_total` for a counter): consecutive series with the same one share a header. */
+  name?: string;
+  /** `# HELP`/`# TYPE` of the family's `_created` gauge, written after all its series (prometheus_client 0.0.4). */
+  createdHeader?: string;
+  /** Appends the series' sample lines to `out` and its `_created` line, if any, to `created`. */
+  render(out: string[], created: string[]): void;
 }
 
 /** Holds metric families in registration order and renders them as Prometheus text 0.0.4. */
 export class PromRegistry {
   private readonly families: Family[] = [];
 
-  /** `baseLabels` go on every series unless a family opts out (e.g. `engine`, `model_name`). */
+  /**
+   * `baseLabels` go on every series unless a family opts out (e.g. `engine`, `model_name`).
+   * `created: false` leaves out the `_created` samples, as a V0 server does
+   * (`prometheus_client.disable_created_metrics()` in `vllm/engine/metrics.py`).
+   */
   constructor(
     private readonly baseLabels: Record<string, string>,
     private readonly nowS = () => Date.now() / 1000,
+    private readonly created = true,
   ) {}
+
+  /** A family shown only by its `# HELP`/`# TYPE` lines: declared, never set (e.g. V0's spec-decode series). */
+  declare(name: string, help: string, type: 'counter' | 'gauge'): void {
+    this.families.push({ render: (out) => out.push(`# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`) });
+  }
 
   /** A counter: exported as `<name>_total` and `<name>_created`. `name` is without `_total`. */
   counter(name: string, help: string, labels: Record<string, string> = {}): Scalar {
@@ -92,18 +110,20 @@ export class PromRegistry {
     const leLabels = bounds.map((b) => `{${pre ? `${pre},` : ''}le="${pyFloat(b)}"${post ? `,${post}` : ''}}`);
     const counts = new Array<number>(bounds.length).fill(0);
     const created = pyFloat(this.nowS());
+    const withCreated = this.created;
     const h = { count: 0, sum: 0 };
     this.families.push({
-      render(out) {
+      name,
+      createdHeader: `# HELP ${name}_created ${help}\n# TYPE ${name}_created gauge\n`,
+      render(out, createdOut) {
         out.push(`# HELP ${name} ${help}\n# TYPE ${name} histogram\n`);
         let acc = 0;
         for (let i = 0; i < bounds.length; i++) {
           acc += counts[i];
           out.push(`${name}_bucket${leLabels[i]} ${pyFloat(acc)}\n`);
         }
-        out.push(
-          `${name}_count{${lbl}} ${pyFloat(h.count)}\n${name}_sum{${lbl}} ${pyFloat(h.sum)}\n${name}_created{${lbl}} ${created}\n`,
-        );
+        out.push(`${name}_count{${lbl}} ${pyFloat(h.count)}\n${name}_sum{${lbl}} ${pyFloat(h.sum)}\n`);
+        if (withCreated) createdOut.push(`${name}_created{${lbl}} ${created}\n`);
       },
     });
     return {
@@ -126,13 +146,22 @@ export class PromRegistry {
   /** Prometheus text exposition of every family. */
   render(): string {
     const out: string[] = [];
-    for (const f of this.families) f.render(out);
+    const fams = this.families;
+    for (let i = 0; i < fams.length; ) {
+      const created: string[] = [];
+      let j = i;
+      do fams[j++].render(out, created);
+      while (j < fams.length && fams[i].name !== undefined && fams[j].name === fams[i].name);
+      if (created.length > 0) out.push(fams[i].createdHeader ?? '', ...created);
+      i = j;
+    }
     return out.join('');
   }
 
   private scalar(type: 'counter' | 'gauge', name: string, help: string, labels: Record<string, string>, base = true): Scalar {
     const lbl = `{${labelString(base ? { ...this.baseLabels, ...labels } : labels)}}`;
     const created = pyFloat(this.nowS());
+    const withCreated = this.created;
     const s = { value: 0 };
     const exported = type === 'counter' ? `${name}_total` : name;
     // Several series of one family (e.g. request_success by reason) share one HELP/TYPE header.
@@ -140,9 +169,10 @@ export class PromRegistry {
     const header = prev?.name === exported ? '' : `# HELP ${exported} ${help}\n# TYPE ${exported} ${type}\n`;
     const fam: Family & { name: string } = {
       name: exported,
-      render(out) {
+      createdHeader: `# HELP ${name}_created ${help}\n# TYPE ${name}_created gauge\n`,
+      render(out, createdOut) {
         out.push(`${header}${exported}${lbl} ${pyFloat(s.value)}\n`);
-        if (type === 'counter') out.push(`${name}_created${lbl} ${created}\n`);
+        if (type === 'counter' && withCreated) createdOut.push(`${name}_created${lbl} ${created}\n`);
       },
     };
     this.families.push(fam);
