@@ -69,3 +69,35 @@ export function verdictProblems(text: string): string[] {
   }
   return out;
 }
+
+/** A comparison's fields, as `compareMetric` returns them (structural, so this file needs no src import). */
+interface ComparisonLike {
+  requestedPct: number;
+  pct: number;
+  a: { value: number };
+  interval: [number, number];
+  direction: 'higher' | 'lower' | 'undecided';
+  thresholdPct?: number;
+  negligible: boolean;
+  disturbed: string[];
+}
+
+/**
+ * What is wrong with a comparison's verdict, judged by its own interval: a direction the interval
+ * does not support, "negligible" beyond the stated threshold, or a tail percentile kept for a
+ * disturbed run. Empty when sound.
+ */
+export function comparisonProblems(c: ComparisonLike, what = ''): string[] {
+  const [lo, hi] = c.interval;
+  const out: string[] = [];
+  const at = `${what} [${lo}, ${hi}]`;
+  if (c.direction === 'higher' && !(lo > 0)) out.push(`${at}: says higher, but the interval reaches 0`);
+  if (c.direction === 'lower' && !(hi < 0)) out.push(`${at}: says lower, but the interval reaches 0`);
+  if (c.direction === 'undecided' && (lo > 0 || hi < 0)) out.push(`${at}: says undecided, but the interval excludes 0`);
+  if (c.negligible) {
+    const band = c.thresholdPct === undefined ? NaN : (Math.abs(c.a.value) * c.thresholdPct) / 100;
+    if (!(Math.abs(lo) <= band && Math.abs(hi) <= band)) out.push(`${at}: says no meaningful change beyond ±${c.thresholdPct}%`);
+  }
+  if (c.disturbed.length > 0 && c.requestedPct > 50 && c.pct !== 50) out.push(`${at}: a disturbed run kept p${c.pct}`);
+  return out;
+}
