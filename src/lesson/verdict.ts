@@ -3,12 +3,10 @@
  * "B is higher than A" only when the bootstrap interval of the difference excludes 0, and it
  * prints that interval; otherwise it says the data cannot decide ("本次数据不足以判断").
  *
- * - The interval is `bootstrapDiffCI` (src/stats/bootstrap.ts): the two samples resampled
- *   independently, percentile method, seeded (default 2000 iterations, 95 %, seed 1), so the
- *   same runs always give the same sentence.
- * - An optional stated threshold (`thresholdPct`, percent of A's value) turns "too small to
- *   matter" into a claim of its own: when the whole interval lies within ±threshold, the
- *   sentence says "没有实质变化" and names the threshold.
+ * - The interval is `bootstrapDiffCI` (src/stats/bootstrap.ts), samples resampled independently and
+ *   seeded (default 2000 iterations, 95 %, seed 1): the same runs always give the same sentence.
+ * - An optional stated threshold (`thresholdPct`, percent of A's value): when the whole interval lies
+ *   within ±threshold, the sentence says "没有实质变化" and names the threshold.
  * - A disturbed run (its summary's health flags: client-bound, or the simulator behind real
  *   time) has tails that include the measurer's own delay, so a tail percentile (> p50) is
  *   replaced by p50 and the sentence says why.
@@ -84,7 +82,7 @@ export interface Comparison {
   thresholdPct?: number;
   /** True when a threshold was given and the whole interval lies within ±threshold of A's value. */
   negligible: boolean;
-  /** Why tails were not trusted, one plain-words clause per disturbed side (empty when healthy). */
+  /** Why tails were not trusted, in plain words: one clause per disturbed side, or one for both (empty when healthy). */
   disturbed: string[];
   /** Why the verdict is what it is, in plain words (Chinese), with the interval. */
   reason: string;
@@ -119,11 +117,24 @@ export function metricValues(records: readonly RequestRecord[], metric: VerdictM
   return out;
 }
 
+/** What disturbed a run, from its health flags (Chinese), or undefined when they are clear. */
+function disturbedBy(health: RunSummary['health'] | undefined): string | undefined {
+  const why = [health?.clientBound ? '客户端是瓶颈' : '', health?.simBehind ? '模拟器落后于实时' : ''].filter(Boolean);
+  return why.length ? why.join('、') : undefined;
+}
+
 /** Why a run's tails are not trusted (Chinese clause), or undefined when its health flags are clear. */
 export function disturbance(label: string, health: RunSummary['health'] | undefined): string | undefined {
-  if (!health) return undefined;
-  const why = [health.clientBound ? '客户端是瓶颈' : '', health.simBehind ? '模拟器落后于实时' : ''].filter(Boolean);
-  return why.length ? `${label} 测量时${why.join('、')}` : undefined;
+  const why = disturbedBy(health);
+  return why ? `${label} 测量时${why}` : undefined;
+}
+
+/** The disturbance clauses of two sides: one clause when both were disturbed the same way. */
+function disturbances(a: VerdictSample, b: VerdictSample): string[] {
+  const wa = disturbedBy(a.health);
+  const wb = disturbedBy(b.health);
+  if (wa && wa === wb) return [`${a.label} 和 ${b.label} 测量时都${wa}`];
+  return [disturbance(a.label, a.health), disturbance(b.label, b.health)].filter((x): x is string => !!x);
 }
 
 function checkOptions(pct: number, opts: CompareOptions): void {
@@ -150,7 +161,7 @@ function reasonOf(c: Omit<Comparison, 'reason'>): string {
  */
 export function compareValues(a: VerdictSample, b: VerdictSample, pct: number, opts: CompareOptions = {}): Comparison {
   checkOptions(pct, opts);
-  const disturbed = [disturbance(a.label, a.health), disturbance(b.label, b.health)].filter((x): x is string => !!x);
+  const disturbed = disturbances(a, b);
   const used = opts.respectHealth !== false && disturbed.length > 0 && pct > 50 ? 50 : pct;
   const boot = { ...DEFAULT_BOOT, ...opts.bootstrap };
   const ci = bootstrapDiffCI(a.values, b.values, used, boot);
