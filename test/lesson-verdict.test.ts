@@ -88,7 +88,7 @@ describe('compareMetric / verdictSentence', () => {
     expect(s).toContain('客户端是瓶颈');
     // Both runs disturbed the same way: one clause, not two.
     const both = compareMetric(run('c=1', spread(50, 10), spread(50, 800), busy), b, 'ttftMs', 99);
-    expect(both.disturbed).toEqual(['c=1 和 c=8 测量时都客户端是瓶颈、模拟器落后于实时']);
+    expect(both.disturbed).toEqual(['c=1 和 c=8 测量时都受了干扰（客户端是瓶颈、模拟器落后于实时）']);
     expect(compareMetric(a, b, 'ttftMs', 99, { respectHealth: false }).pct).toBe(99);
     expect(verdictSentence(compareMetric(a, b, 'ttftMs', 99, { respectHealth: false }))).toContain('读数要打折扣');
   });

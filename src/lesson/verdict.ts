@@ -133,7 +133,7 @@ export function disturbance(label: string, health: RunSummary['health'] | undefi
 function disturbances(a: VerdictSample, b: VerdictSample): string[] {
   const wa = disturbedBy(a.health);
   const wb = disturbedBy(b.health);
-  if (wa && wa === wb) return [`${a.label} 和 ${b.label} 测量时都${wa}`];
+  if (wa && wa === wb) return [`${a.label} 和 ${b.label} 测量时都受了干扰（${wa}）`];
   return [disturbance(a.label, a.health), disturbance(b.label, b.health)].filter((x): x is string => !!x);
 }
 
