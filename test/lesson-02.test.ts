@@ -7,8 +7,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
+import { compareMetric, tableReading, tradeoffVerdict, trendVerdict, verdictSentence } from '../src/lesson/helpers';
 import { loadRun, type LoadedRun } from '../src/run/loader';
+import { executedProse, proseReady } from './helpers/executed-notebook';
 import { lessonDataReady } from './helpers/lesson-data';
+import { comparisonProblems, intervalClauses, verdictProblems } from './helpers/verdict-check';
 
 const DIR = fromRoot('data', '02-concurrency');
 const GRADIENT = [1, 8, 16, 32, 64];
@@ -24,6 +27,9 @@ function run(name: string): LoadedRun & { summary: NonNullable<LoadedRun['summar
 }
 const peakInFlight = (r: LoadedRun) => Number((r.manifest.client as Record<string, unknown> | undefined)?.peakInFlight);
 const tput = (c: number) => run(`grad-c${c}`).summary.outputTokensPerSec;
+/** A saved run as the notebook labels it for its verdict sentences. */
+const side = (name: string, label: string) => ({ ...run(name), label });
+const prose = executedProse('02-concurrency');
 
 describe.skipIf(!ready)(`lesson 02-concurrency (${ready ? 'saved runs' : SKIP})`, () => {
   it('every point completed, with the warm-up recorded but left out', () => {
@@ -86,4 +92,40 @@ describe.skipIf(!ready)(`lesson 02-concurrency (${ready ? 'saved runs' : SKIP})`
       expect(r.e2eP95Ms).toBeLessThanOrEqual(r.e2eP99Ms);
     }
   });
+
+  // Issue #13: the notebook's conclusions, rebuilt from the saved runs with the same helpers and arguments.
+  it('no verdict claims a difference inside its own interval (N=50 trade-off, table reading, gradient)', () => {
+    const c1 = side('n50-c1', 'c=1');
+    const c8 = side('n50-c8', 'c=8');
+    const tradeoff = tradeoffVerdict(c1, c8, { thresholdPct: 5 });
+    const reading = tableReading(c1, c8);
+    const grad = GRADIENT.map((c) => side(`grad-c${c}`, `c=${c}`));
+    const trend = trendVerdict(grad, 'ttftMs', 50);
+    const ends = [
+      compareMetric(grad[0], grad[grad.length - 1], 'ttftMs', 99),
+      compareMetric(grad[0], grad[grad.length - 1], 'e2eMs', 95),
+    ];
+    const comparisons = [tradeoff.latency, reading.ttft, reading.e2e, ...trend.steps, ...ends];
+    for (const c of comparisons) {
+      expect(comparisonProblems(c, `${c.name} ${c.a.label}→${c.b.label}`)).toEqual([]);
+      expect(verdictProblems(verdictSentence(c))).toEqual([]);
+    }
+    for (const s of [...tradeoff.sentences, ...reading.sentences, ...trend.sentences]) expect(verdictProblems(s)).toEqual([]);
+    if (tradeoff.finding === 'both') expect(tradeoff.latency.interval[0]).toBeGreaterThan(0);
+    if (trend.rising) for (const s of trend.steps) expect(s.interval[0]).toBeGreaterThan(0);
+    if (reading.finding === 'prefill-or-queue') expect(reading.ttft.interval[0]).toBeGreaterThan(0);
+  });
+
+  it("the course's table-reading rule on the N=50 data: TTFT p50 rises far more than E2E p95 (not decode-bound)", () => {
+    expect(tableReading(side('n50-c1', 'c=1'), side('n50-c8', 'c=8')).finding).not.toBe('decode-too');
+  });
+
+  it.skipIf(!proseReady(prose))(
+    `every interval sentence the executed lesson printed is sound (${'stale' in prose ? prose.stale : 'data/executed'})`,
+    () => {
+      const md = 'markdown' in prose ? prose.markdown.join('\n') : '';
+      expect(intervalClauses(md).length).toBeGreaterThan(0);
+      expect(verdictProblems(md)).toEqual([]);
+    },
+  );
 });

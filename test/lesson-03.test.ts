@@ -6,8 +6,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
+import { compareMetric, queueVerdict, trendVerdict, verdictSentence } from '../src/lesson/helpers';
 import { loadRun, type LoadedRun } from '../src/run/loader';
+import { executedProse, proseReady } from './helpers/executed-notebook';
 import { lessonDataReady } from './helpers/lesson-data';
+import { comparisonProblems, intervalClauses, verdictProblems } from './helpers/verdict-check';
 
 const DIR = fromRoot('data', '03-burst');
 const SKIP =
@@ -20,6 +23,9 @@ function run(name: string): LoadedRun & { summary: NonNullable<LoadedRun['summar
   return r as LoadedRun & { summary: NonNullable<LoadedRun['summary']> };
 }
 const p99Ttft = (name: string) => run(name).summary.ttftMs.p99;
+/** A saved run as the notebook labels it for its verdict sentences. */
+const side = (name: string, label: string) => ({ ...run(name), label });
+const prose = executedProse('03-burst');
 const maxOf = (r: LoadedRun, key: 'running' | 'waiting') => Math.max(0, ...(r.metrics ?? []).map((m) => m[key] ?? 0));
 
 describe.skipIf(!ready)(`lesson 03-burst (${ready ? 'saved runs' : SKIP})`, () => {
@@ -59,4 +65,47 @@ describe.skipIf(!ready)(`lesson 03-burst (${ready ? 'saved runs' : SKIP})`, () =
     const b = run('burst-128').summary;
     expect(b.ttftFromIntendedMs.p99 - b.ttftMs.p99).toBeLessThan(0.5 * (capped.ttftFromIntendedMs.p99 - capped.ttftMs.p99));
   });
+
+  // Issue #13: the notebook's conclusions, rebuilt from the saved runs with the same helpers and arguments.
+  it('no verdict claims a difference inside its own interval (burst vs happy, max_num_seqs, scenario order, two caps)', () => {
+    const happy = side('happy-c64', 'Happy Path c=64');
+    const burst = side('burst-128', '突发 128');
+    const seqs32 = side('burst-128-seqs32', 'max_num_seqs 32');
+    const order = trendVerdict([happy, burst, side('burst-128-nocache', 'no prefix cache'), seqs32], 'ttftMs', 99);
+    const caps = compareMetric(side('burst-128-client-cap32', '客户端限流 32'), seqs32, 'ttftFromIntendedMs', 99, {
+      thresholdPct: 20,
+    });
+    const comparisons = [
+      compareMetric(happy, burst, 'ttftMs', 99),
+      compareMetric(burst, seqs32, 'ttftMs', 99),
+      ...order.steps,
+      caps,
+    ];
+    for (const c of comparisons) {
+      expect(comparisonProblems(c, `${c.name} ${c.a.label}→${c.b.label}`)).toEqual([]);
+      expect(verdictProblems(verdictSentence(c))).toEqual([]);
+    }
+    for (const s of order.sentences) expect(verdictProblems(s)).toEqual([]);
+    if (order.rising) for (const s of order.steps) expect(s.interval[0]).toBeGreaterThan(0);
+  });
+
+  it('"the two TTFTs coincide" only when queueMs lies within the stated threshold; a client cap surely queues', () => {
+    for (const name of ['happy-c64', 'burst-128', 'burst-128-client-cap32', 'burst-128-seqs32']) {
+      const q = queueVerdict(side(name, name));
+      const [lo, hi] = q.interval;
+      expect(q.finding, name).toBe(lo > q.thresholdMs ? 'queued' : hi <= q.thresholdMs ? 'none' : 'undecided');
+      if (q.disturbed.length) expect(q.pct, name).toBe(50);
+      expect(verdictProblems(q.sentence), name).toEqual([]);
+    }
+    expect(queueVerdict(side('burst-128-client-cap32', 'cap')).finding).toBe('queued');
+  });
+
+  it.skipIf(!proseReady(prose))(
+    `every interval sentence the executed lesson printed is sound (${'stale' in prose ? prose.stale : 'data/executed'})`,
+    () => {
+      const md = 'markdown' in prose ? prose.markdown.join('\n') : '';
+      expect(intervalClauses(md).length).toBeGreaterThan(0);
+      expect(verdictProblems(md)).toEqual([]);
+    },
+  );
 });

@@ -118,3 +118,27 @@ export function makeUseFlags(
     };
   };
 }
+
+// Verdicts that respect noise (issue #13): every "A > B" a notebook prints goes through these.
+export {
+  compareMetric,
+  compareValues,
+  verdictSentence,
+  metricValues,
+  fmtNumber,
+  fmtInterval,
+  type Comparison,
+  type CompareOptions,
+  type VerdictMetric,
+  type VerdictRun,
+  type VerdictSample,
+} from './verdict';
+export {
+  tableReading,
+  tradeoffVerdict,
+  trendVerdict,
+  type TableReading,
+  type TradeoffVerdict,
+  type TrendVerdict,
+} from './verdict-reading';
+export { queueVerdict, type QueueVerdict } from './verdict-queue';
