@@ -28,6 +28,21 @@ export { openTarget, checkVisibleFlags, type LessonTarget, type OpenTargetOption
 export { measure, type MeasureOptions, type MeasureResult } from './lesson/measure';
 export { say, sayMarkdown, f0, f1, lesson, makeUseFlags, type LessonPaths, type UseFlagsResult } from './lesson/helpers';
 export { checkLessonFits, type LessonFit, type FitTarget } from './lesson/lesson-check';
+export {
+  compareMetric,
+  compareValues,
+  verdictSentence,
+  metricValues,
+  fmtNumber,
+  fmtInterval,
+  type Comparison,
+  type CompareOptions,
+  type VerdictMetric,
+  type VerdictRun,
+  type VerdictSample,
+} from './lesson/verdict';
+export { tableReading, tradeoffVerdict, trendVerdict, type TableReading, type TradeoffVerdict, type TrendVerdict } from './lesson/verdict-reading';
+export { queueVerdict, type QueueVerdict } from './lesson/verdict-queue';
 export { engineNote, swapPlan, type EngineNote, type EngineNoteTarget, type EngineTopic, type SwapPlan } from './lesson/engine-note';
 export { doctor, showReport, type Check, type DoctorOptions, type DoctorReport } from './cli/doctor';
 
