@@ -41,9 +41,23 @@ export {
   type VerdictRun,
   type VerdictSample,
 } from './lesson/verdict';
-export { tableReading, tradeoffVerdict, trendVerdict, type TableReading, type TradeoffVerdict, type TrendVerdict } from './lesson/verdict-reading';
+export {
+  tableReading,
+  tradeoffVerdict,
+  trendVerdict,
+  type TableReading,
+  type TradeoffVerdict,
+  type TrendVerdict,
+} from './lesson/verdict-reading';
 export { queueVerdict, type QueueVerdict } from './lesson/verdict-queue';
-export { engineNote, swapPlan, type EngineNote, type EngineNoteTarget, type EngineTopic, type SwapPlan } from './lesson/engine-note';
+export {
+  engineNote,
+  swapPlan,
+  type EngineNote,
+  type EngineNoteTarget,
+  type EngineTopic,
+  type SwapPlan,
+} from './lesson/engine-note';
 export { doctor, showReport, type Check, type DoctorOptions, type DoctorReport } from './cli/doctor';
 
 // 2. The server: `vllm serve` flags, the simulator, a real vLLM, and what a server reports.

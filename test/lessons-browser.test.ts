@@ -142,10 +142,15 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
         const english = tables
           .map((t) => ({ kind: t.kind, caption: t.caption.slice(0, 80), english: englishOnlyHeaders(t) }))
           .filter((t) => t.english.length > 0);
-        expect(english.filter((t) => t.kind !== '' || process.env.LOADLAB_STRICT_ZH === '1'), 'English-only headers').toEqual([]);
+        expect(
+          english.filter((t) => t.kind !== '' || process.env.LOADLAB_STRICT_ZH === '1'),
+          'English-only headers',
+        ).toEqual([]);
         if (english.length) {
-          console.warn(`${name}: ${english.length} notebook table(s) with English-only headers:\n` +
-            english.map((t) => `  [${t.caption}] ${t.english.join(' | ')}`).join('\n'));
+          console.warn(
+            `${name}: ${english.length} notebook table(s) with English-only headers:\n` +
+              english.map((t) => `  [${t.caption}] ${t.english.join(' | ')}`).join('\n'),
+          );
         }
       } finally {
         await page.close();

@@ -41,7 +41,9 @@ describe('scrapeGaps (the /metrics sampler jitter)', () => {
   });
 
   it('rejects a jitter outside 0..0.9 with a message naming the range', () => {
-    expect(() => startMetricsSampler({ baseUrl: 'http://127.0.0.1:1', jitter: 1 })).toThrow(/jitter must be a fraction 0\.\.0\.9/);
+    expect(() => startMetricsSampler({ baseUrl: 'http://127.0.0.1:1', jitter: 1 })).toThrow(
+      /jitter must be a fraction 0\.\.0\.9/,
+    );
     expect(() => startMetricsSampler({ baseUrl: 'http://127.0.0.1:1', jitter: -0.1 })).toThrow(/jitter/);
   });
 });

@@ -127,13 +127,23 @@ ${charts[0]}\n${tableHtml([{ a: 1.5, b: NaN }])}\n${charts[1]}</body></html>`;
       compareTable(items, [...DEFAULT_COMPARE_METRICS, ...extra])!,
       figureHtml(latencyThroughputTradeoff(pts)),
       figureHtml(throughputVsConcurrency(pts)),
-      figureHtml(abComparison(items.map((it) => ({ label: it.label, values: [1, 2, 3].map((k) => k * it.summary.ttftMs.p50) })), {
-        metric: 'TTFT', percentile: 50, showValues: true,
-      })),
+      figureHtml(
+        abComparison(
+          items.map((it) => ({ label: it.label, values: [1, 2, 3].map((k) => k * it.summary.ttftMs.p50) })),
+          {
+            metric: 'TTFT',
+            percentile: 50,
+            showValues: true,
+          },
+        ),
+      ),
     ].join('\n');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'loadlab-view-width-'));
     const file = path.join(dir, 'page.html');
-    fs.writeFileSync(file, `<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:8px">${html}</body></html>`);
+    fs.writeFileSync(
+      file,
+      `<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:8px">${html}</body></html>`,
+    );
     const context = await launch(dir);
     try {
       const p = await context.newPage();

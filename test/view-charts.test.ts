@@ -163,7 +163,8 @@ describe('requestGantt', () => {
   });
   it('gives each tag one fixed colour, whatever the order or the run, and shares an x range', () => {
     const colorOf = (recs: ReturnType<typeof timelineRecords>, tag: string) =>
-      (requestGantt(recs, { colorBy: 'tag' }).data.find((t) => t.name === `解码 decode · ${tag}`)!.marker as { color: string }).color;
+      (requestGantt(recs, { colorBy: 'tag' }).data.find((t) => t.name === `解码 decode · ${tag}`)!.marker as { color: string })
+        .color;
     const a = timelineRecords();
     const b = [...timelineRecords()].reverse(); // 'long' seen first now
     for (const tag of ['short', 'long']) expect(colorOf(a, tag)).toBe(colorOf(b, tag));

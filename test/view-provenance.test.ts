@@ -52,7 +52,8 @@ describe('every chart builder labels itself from the runs given', () => {
     const build: Record<string, (sim: unknown) => { layout: { title?: { text: string } } }> = {
       latencyCdf: (s) => view.latencyCdf([{ label: 'a', values: [1, 2] }], { simulated: s as never }),
       percentileBars: (s) => view.percentileBars([{ label: 1, summary: summary(1) }], 'ttftMs', { simulated: s as never }),
-      abComparison: (s) => view.abComparison([{ label: 'a', values: [1, 2] }], { metric: 'TTFT', percentile: 50, simulated: s as never }),
+      abComparison: (s) =>
+        view.abComparison([{ label: 'a', values: [1, 2] }], { metric: 'TTFT', percentile: 50, simulated: s as never }),
       throughputVsConcurrency: (s) => view.throughputVsConcurrency(pts, { simulated: s as never }),
       latencyThroughputTradeoff: (s) => view.latencyThroughputTradeoff(pts, { simulated: s as never }),
       requestGantt: (s) => view.requestGantt(recs, { simulated: s as never }),

@@ -73,8 +73,22 @@ describe('table', () => {
 describe('summaryTable / compareTable', () => {
   it('lists TTFT/TPOT/ITL/E2E with n, mean and percentiles', () => {
     const rows = summaryRows(summary(2));
-    expect(rows.map((r) => r['指标 metric'])).toEqual(['首字延迟 TTFT', '每输出 token 时间 TPOT', 'token 间隔 ITL', '端到端延迟 E2E']);
-    expect(Object.keys(rows[0])).toEqual(['指标 metric', '样本数 n', '均值 mean (ms)', 'p50 (ms)', 'p90 (ms)', 'p95 (ms)', 'p99 (ms)', '最大 max (ms)']);
+    expect(rows.map((r) => r['指标 metric'])).toEqual([
+      '首字延迟 TTFT',
+      '每输出 token 时间 TPOT',
+      'token 间隔 ITL',
+      '端到端延迟 E2E',
+    ]);
+    expect(Object.keys(rows[0])).toEqual([
+      '指标 metric',
+      '样本数 n',
+      '均值 mean (ms)',
+      'p50 (ms)',
+      'p90 (ms)',
+      'p95 (ms)',
+      'p99 (ms)',
+      '最大 max (ms)',
+    ]);
     expect(rows[3]).toMatchObject({ 'p50 (ms)': 200, 'p95 (ms)': 400, 'p99 (ms)': 600 });
     const html = summaryTable(summary(2), { simulated: true })!;
     expect(html).toContain('10 个请求中 9 个完成，1 个失败 (simulated)</caption>');

@@ -77,7 +77,11 @@ export function latencyCdf(series: CdfSeries[], opts: CdfOptions = {}): Figure {
     });
   });
   const layout = baseLayout('延迟累积分布 latency CDF', opts);
-  layout.xaxis = { title: axisTitle(`${opts.xTitle ?? '延迟 latency'} (${unit})`), type: opts.logX ? 'log' : 'linear', automargin: true };
+  layout.xaxis = {
+    title: axisTitle(`${opts.xTitle ?? '延迟 latency'} (${unit})`),
+    type: opts.logX ? 'log' : 'linear',
+    automargin: true,
+  };
   layout.yaxis = { title: axisTitle('请求占比 fraction of requests'), range: [0, 1.02], tickformat: '.0%', automargin: true };
   return { data, layout };
 }

@@ -174,7 +174,12 @@ export function throughputVsConcurrency(points: ScalingPoint[], opts: Throughput
     automargin: true,
     ...(logX ? { tickvals: x, ticktext: x.map(String) } : {}),
   };
-  layout.yaxis = { title: axisTitle('输出吞吐 output throughput (tok/s)'), rangemode: 'tozero', color: colorAt(0), automargin: true };
+  layout.yaxis = {
+    title: axisTitle('输出吞吐 output throughput (tok/s)'),
+    rangemode: 'tozero',
+    color: colorAt(0),
+    automargin: true,
+  };
   layout.yaxis2 = {
     title: axisTitle(latName),
     overlaying: 'y',

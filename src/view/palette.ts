@@ -38,7 +38,16 @@ export const PHASE_COLORS = {
  * Colours for request tags: none of them near a phase colour (no orange next to the light-orange
  * "waiting", no red next to "failed", no purple next to "preemption", no grey next to "queued").
  */
-export const TAG_PALETTE: readonly string[] = ['#8c564b', '#bcbd22', '#393b79', '#1f77b4', '#e377c2', '#2ca02c', '#17becf', '#637939'];
+export const TAG_PALETTE: readonly string[] = [
+  '#8c564b',
+  '#bcbd22',
+  '#393b79',
+  '#1f77b4',
+  '#e377c2',
+  '#2ca02c',
+  '#17becf',
+  '#637939',
+];
 
 /** FNV-1a hash of a string, 32 bits. */
 function hash(s: string): number {

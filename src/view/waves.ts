@@ -18,7 +18,12 @@ export interface WavesOptions {
 export function countWaves(records: readonly RequestRecord[], opts: WavesOptions = {}): number {
   const rs = records.filter((r) => !r.warmup);
   if (rs.length === 0) return 0;
-  const gapMs = opts.gapMs ?? finitePercentile(rs.map((r) => r.endMs - r.startMs), 50) / 2;
+  const gapMs =
+    opts.gapMs ??
+    finitePercentile(
+      rs.map((r) => r.endMs - r.startMs),
+      50,
+    ) / 2;
   if (!(gapMs >= 0)) throw new Error(`gapMs must be a duration ≥ 0 ms, got ${gapMs}`);
   const starts = rs.map((r) => r.startMs).sort((a, b) => a - b);
   let waves = 1;

@@ -75,8 +75,7 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
   let started = false;
   return (deltas) => {
     if (api === 'chat' && !started) {
-      for (const c of choices)
-        reply.event(chunkJson(api, head, { index: c.index, role: true }, roleTail(req, wire, usage)));
+      for (const c of choices) reply.event(chunkJson(api, head, { index: c.index, role: true }, roleTail(req, wire, usage)));
     }
     started = true;
     for (const d of deltas) {
@@ -123,7 +122,10 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   // Only a truthy cached count is reported (`if self.enable_prompt_tokens_details and num_cached_tokens:`,
   // vllm/entrypoints/openai/chat_completion/serving.py and completion/serving.py); else null / no key.
   const cachedOrNot = () => (s.promptTokensDetails && cached > 0 ? cached : undefined);
-  const collector = new OutputCollector(reply, streamWriter({ s, req, reply, choices, head, usage, cachedOrNot, wire: who.wire }));
+  const collector = new OutputCollector(
+    reply,
+    streamWriter({ s, req, reply, choices, head, usage, cachedOrNot, wire: who.wire }),
+  );
 
   const onOutput = (c: Choice, out: EngineOutput) => {
     if (finished || c.reason || reply.closed) return;
@@ -147,7 +149,8 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
     }
     if (choices.every((x) => x.reason)) finished = true;
     if (!req.stream) {
-      if (finished) reply.json(200, finalObject(s, who.id, created, req, choices, usage(totalTokens(choices), cachedOrNot()), who.wire));
+      if (finished)
+        reply.json(200, finalObject(s, who.id, created, req, choices, usage(totalTokens(choices), cachedOrNot()), who.wire));
       return;
     }
     if (outputDue(c, reason !== undefined, s.streamInterval)) collector.put(takeDelta(req, c, reason));
