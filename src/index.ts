@@ -50,6 +50,7 @@ export {
   type TrendVerdict,
 } from './lesson/verdict-reading';
 export { queueVerdict, type QueueVerdict } from './lesson/verdict-queue';
+export { circularityNote, type CircularityTarget } from './lesson/circularity';
 export {
   engineNote,
   swapPlan,

@@ -142,3 +142,4 @@ export {
   type TrendVerdict,
 } from './verdict-reading';
 export { queueVerdict, type QueueVerdict } from './verdict-queue';
+export { circularityNote, type CircularityTarget } from './circularity';
