@@ -40,7 +40,8 @@ export function checkLengthDist(d: LengthDist, name = 'length'): void {
   };
   switch (d?.kind) {
     case 'fixed':
-      return pos(d.value, 'value');
+      pos(d.value, 'value');
+      return;
     case 'uniform':
       pos(d.min, 'min');
       pos(d.max, 'max');
