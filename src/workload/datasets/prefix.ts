@@ -10,10 +10,9 @@
  */
 
 import { seededRng } from '../../rng';
-import { estimateTokens } from '../prompts';
 import { DatasetError } from './dataset-error';
 import { type SampleRequest, shuffled } from './sample';
-import { marker, textOfTokens } from './text';
+import { marker, syntheticPrompt, textOfTokens } from './text';
 
 /** vLLM PrefixRepetitionRandomDataset defaults. */
 export const PREFIX_DEFAULTS = { prefixLen: 256, suffixLen: 256, numPrefixes: 10, outputLen: 128 } as const;
@@ -77,8 +76,8 @@ export function samplePrefixRepetition(opts: PrefixRepetitionOptions): SampleReq
     const prefix = prefixLen > 0 ? textOfTokens(rng, prefixLen, marker(rng)) : '';
     for (let k = 0; k < perPrefix; k++) {
       // The suffix starts with its own marker, so two prompts share exactly the prefix.
-      const prompt = prefix + textOfTokens(rng, suffixLen, suffixLen > 4 ? marker(rng) : '');
-      out.push({ prompt, promptTokens: estimateTokens(prompt), outputTokens, tag: `prefix-${g}` });
+      const prompt = prefix + syntheticPrompt(rng, suffixLen);
+      out.push({ prompt, promptTokens: prefixLen + suffixLen, outputTokens, tag: `prefix-${g}` });
     }
   }
   return shuffled(out, rng);

@@ -3,15 +3,14 @@
  * whose defaults are input 1024, output 128 tokens and range ratio 0, with lengths drawn as
  * `uniformAround(len, --random-range-ratio)`. Normal and lognormal lengths are LoadLab's addition
  * (library only). Deviation: vLLM decodes seeded random token ids; LoadLab cuts real Chinese
- * prose to the length its estimate puts at the target (text.ts), with a seeded marker first so no
- * two prompts share a prefix-cache block. The true prompt length is the server's `usage`.
+ * prose to the target by a per-character rate measured with Qwen's BPE (text.ts), with a seeded
+ * marker first so no two prompts share a prefix-cache block. The true prompt length is the server's `usage`.
  */
 
 import { seededRng } from '../../rng';
-import { estimateTokens } from '../prompts';
 import { checkLengthDist, drawLength, type LengthDist, uniformAround } from './lengths';
 import type { SampleRequest } from './sample';
-import { marker, textOfTokens } from './text';
+import { syntheticPrompt } from './text';
 
 /** vLLM RandomDataset defaults, tokens. */
 export const RANDOM_DEFAULTS = { inputLen: 1024, outputLen: 128, rangeRatio: 0 } as const;
@@ -44,8 +43,6 @@ export function sampleRandom(opts: RandomOptions): SampleRequest[] {
   return Array.from({ length: opts.numPrompts }, (): SampleRequest => {
     const inputTokens = drawLength(rng, input);
     const outputTokens = drawLength(rng, output);
-    const head = marker(rng);
-    const prompt = inputTokens > estimateTokens(head) ? textOfTokens(rng, inputTokens, head) : textOfTokens(rng, inputTokens);
-    return { prompt, promptTokens: estimateTokens(prompt), outputTokens };
+    return { prompt: syntheticPrompt(rng, inputTokens), promptTokens: inputTokens, outputTokens };
   });
 }

@@ -13,7 +13,7 @@ export interface SampleRequest {
   prompt: string;
   /** Earlier messages sent before `prompt`, oldest first (chat history). */
   history?: ChatMessage[];
-  /** Prompt tokens by `estimateTokens` (src/workload/prompts.ts): an estimate, not the model tokenizer's count. */
+  /** Expected prompt tokens: the target of a generated prompt, else `estimateTokens` (src/workload/prompts.ts); never the server's count. */
   promptTokens: number;
   /** Output tokens to ask for (`max_tokens`). */
   outputTokens: number;

