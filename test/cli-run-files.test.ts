@@ -97,7 +97,7 @@ function startServer(mode: {
   );
 }
 
-const run = ['--concurrency', '1', '--requests', '2', '--max-tokens', '3', '--quiet'];
+const run = ['--max-concurrency', '1', '--num-prompts', '2', '--max-tokens', '3', '--quiet'];
 let tmp: string;
 let open: Awaited<ReturnType<typeof startServer>>;
 beforeAll(async () => {

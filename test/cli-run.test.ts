@@ -72,11 +72,11 @@ describe('loadlab run (child process) against a 200 ms / 20 ms scripted server',
         'run',
         '--base-url',
         server.url,
-        '--concurrency',
+        '--max-concurrency',
         String(c),
-        '--requests',
+        '--num-prompts',
         String(n),
-        '--warmup',
+        '--num-warmups',
         String(warmup),
         '--max-tokens',
         '10',
@@ -105,7 +105,19 @@ describe('loadlab run (child process) against a 200 ms / 20 ms scripted server',
   it('first Ctrl-C stops sending, writes the summary, marks the run interrupted and exits 130', async () => {
     const out = join(tmp, 'sigint');
     const r = await loadlab(
-      ['run', '--base-url', `${server.url}/slow`, '--model', 'scripted', '--concurrency', '4', '--requests', '40', '--out', out],
+      [
+        'run',
+        '--base-url',
+        `${server.url}/slow`,
+        '--model',
+        'scripted',
+        '--max-concurrency',
+        '4',
+        '--num-prompts',
+        '40',
+        '--out',
+        out,
+      ],
       (kill) => {
         const t = setInterval(() => {
           if (existsSync(join(out, 'manifest.json'))) {
@@ -127,7 +139,19 @@ describe('loadlab run (child process) against a 200 ms / 20 ms scripted server',
     const out = join(tmp, 'sigint2');
     const t0 = performance.now();
     const r = await loadlab(
-      ['run', '--base-url', `${server.url}/slow`, '--model', 'scripted', '--concurrency', '2', '--requests', '40', '--out', out],
+      [
+        'run',
+        '--base-url',
+        `${server.url}/slow`,
+        '--model',
+        'scripted',
+        '--max-concurrency',
+        '2',
+        '--num-prompts',
+        '40',
+        '--out',
+        out,
+      ],
       (kill) => {
         const t = setInterval(() => {
           if (existsSync(join(out, 'manifest.json'))) {
@@ -143,9 +167,19 @@ describe('loadlab run (child process) against a 200 ms / 20 ms scripted server',
   }, 30_000);
 
   it('a bad argument exits 2 with what to fix', async () => {
-    const r = await loadlab(['run', '--base-url', server.url, '--burst', '8', '--concurrency', '2', '--out', join(tmp, 'x')]);
+    const r = await loadlab([
+      'run',
+      '--base-url',
+      server.url,
+      '--num-prompts',
+      '8',
+      '--burstiness',
+      '2',
+      '--out',
+      join(tmp, 'x'),
+    ]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--concurrency and --burst exclude each other');
+    expect(r.stderr).toContain('--burstiness only applies with a finite --request-rate R');
   }, 20_000);
 
   it('--help and --version work through bin/loadlab.js', async () => {
@@ -160,21 +194,64 @@ describe('loadlab run (child process) against a 200 ms / 20 ms scripted server',
 describe('loadlab run argument checks (in process)', () => {
   const base = ['--base-url', 'http://127.0.0.1:9'];
   const cases: Array<[string[], string]> = [
-    [['--concurrency', '2', '--requests', '4'], '--out DIR is required'],
-    [['--out', 'x'], 'choose the load: --concurrency C --requests N, --burst N, or --rate R --requests N'],
-    [['--out', 'x', '--burst', '8', '--concurrency', '2'], '--concurrency and --burst exclude each other'],
+    [['--num-prompts', '4'], '--out DIR is required'],
+    [['--out', 'x'], '--num-prompts N is required'],
     [
-      ['--out', 'x', '--rate', '2', '--concurrency', '2', '--requests', '3'],
-      'to cap an open loop use --rate with --max-concurrency',
+      ['--out', 'x', '--concurrency', '2', '--requests', '4'],
+      '--concurrency is now --max-concurrency C (with the default --request-rate inf it is a closed loop of C), as vllm bench serve names it',
     ],
-    [['--out', 'x', '--concurrency', '2'], '--concurrency needs --requests N'],
-    [['--out', 'x', '--burst', '8', '--requests', '8'], '--burst N already sets the request count; drop --requests'],
-    [['--out', 'x', '--concurrency', '2', '--requests', '4', '--seed', '1'], '--seed only applies with --rate'],
-    [['--out', 'x', '--concurrency', '0', '--requests', '4'], "--concurrency must be an integer ≥ 1, got '0'"],
-    [['--out', 'x', '--rate', 'fast', '--requests', '4'], "--rate must be a number > 0, got 'fast'"],
-    [['--out', 'x', '--burst', '4', '--api', 'responses'], "--api must be chat or completions, got 'responses'"],
-    [['--out', 'x', '--burst', '4', '--prompt', 'a', '--prompt-tokens', '5'], '--prompt and --prompt-tokens exclude each other'],
-    [['--out', 'x', '--burst', '4', '--frobnicate'], "Unknown option '--frobnicate'"],
+    [['--out', 'x', '--requests=4'], '--requests is now --num-prompts N'],
+    [['--out', 'x', '--rate', '2'], '--rate is now --request-rate R'],
+    [['--out', 'x', '--burst', '8'], '--burst is now --num-prompts N (the default --request-rate inf sends them all at once)'],
+    [['--out', 'x', '--warmup', '1'], '--warmup is now --num-warmups W'],
+    [['--out', 'x', '--num-prompts', '4', '--burstiness', '0.5'], '--burstiness only applies with a finite --request-rate R'],
+    [['--out', 'x', '--max-concurrency', '0', '--num-prompts', '4'], "--max-concurrency must be an integer ≥ 1, got '0'"],
+    [['--out', 'x', '--request-rate', 'fast', '--num-prompts', '4'], "--request-rate must be a number > 0, got 'fast'"],
+    [['--out', 'x', '--num-prompts', '4', '--api', 'responses'], "--api must be chat or completions, got 'responses'"],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--prompt', 'a', '--prompt-tokens', '5'],
+      '--prompt and --prompt-tokens exclude each other',
+    ],
+    [['--out', 'x', '--num-prompts', '4', '--frobnicate'], "Unknown option '--frobnicate'"],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--dataset-name', 'sonnet'],
+      "--dataset-name: unknown dataset 'sonnet'; use one of sharegpt, custom, random, prefix_repetition, trace",
+    ],
+    [['--out', 'x', '--num-prompts', '4', '--dataset-path', 'a.json'], '--dataset-path needs --dataset-name'],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--dataset-name', 'sharegpt', '--random-input-len', '5'],
+      '--random-input-len does not apply to --dataset-name sharegpt; drop it',
+    ],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--dataset-name', 'random', '--random-range-ratio', '1'],
+      "--random-range-ratio must be in [0, 1), got '1'",
+    ],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--dataset-name', 'random', '--max-tokens', '5'],
+      '--max-tokens does not apply with --dataset-name',
+    ],
+    [
+      ['--out', 'x', '--dataset-name', 'trace', '--dataset-path', 't.jsonl', '--request-rate', '3'],
+      '--request-rate does not apply to a trace',
+    ],
+    [['--out', 'x', '--num-prompts', '4', '--goodput'], '--goodput needs KEY:VALUE pairs in ms'],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--goodput', 'ttfb:100'],
+      "--goodput: Invalid metric name found, ttfb: 100.0. The service level objective name should be one of ['ttft', 'tpot', 'e2el'].",
+    ],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--goodput', 'ttft=100'],
+      '--goodput: Invalid format found for service level objectives.',
+    ],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--percentile-metrics', 'ttft,p99'],
+      "--percentile-metrics: unknown metric 'p99'; use a comma list of ttft, tpot, itl, e2el",
+    ],
+    [['--out', 'x', '--num-prompts', '4', '--metric-percentiles', '0.5,150'], "--metric-percentiles: '150' is not a percentile"],
+    [
+      ['--out', 'x', '--num-prompts', '4', '--dataset-name', 'sharegpt', '--dataset-path', '/nonexistent/sg.json'],
+      '/nonexistent/sg.json: cannot read the ShareGPT file (no such file); check --dataset-path',
+    ],
   ];
   for (const [args, msg] of cases) {
     it(`${args.join(' ')} → ${msg}`, async () => {
@@ -186,14 +263,17 @@ describe('loadlab run argument checks (in process)', () => {
 
   it('missing --base-url', async () => {
     const { out, io } = capture();
-    expect(await runCommand(['--burst', '2', '--out', 'x'], io)).toBe(2);
+    expect(await runCommand(['--num-prompts', '2', '--out', 'x'], io)).toBe(2);
     expect(out.stderr).toContain('--base-url is required');
   });
 
   it('an unreachable server exits 1 naming the URL and the fix', async () => {
     const port = await closedPort();
     const { out, io } = capture();
-    const code = await runCommand(['--base-url', `http://127.0.0.1:${port}`, '--burst', '2', '--out', join(tmp, 'never')], io);
+    const code = await runCommand(
+      ['--base-url', `http://127.0.0.1:${port}`, '--num-prompts', '2', '--out', join(tmp, 'never')],
+      io,
+    );
     expect(code).toBe(1);
     expect(out.stderr).toContain(`Cannot reach the server at http://127.0.0.1:${port}`);
     expect(out.stderr).toContain('loadlab sim');
@@ -211,9 +291,9 @@ describe('loadlab run in process', () => {
         [
           '--base-url',
           s.url,
-          '--rate',
+          '--request-rate',
           '200',
-          '--requests',
+          '--num-prompts',
           '5',
           '--burstiness',
           'inf',
@@ -263,6 +343,6 @@ describe('loadlab main', () => {
     expect(c.out.stderr).toContain("unknown command 'serve'");
     c = capture();
     expect(await main(['run', '--help'], c.io)).toBe(0);
-    expect(c.out.stdout).toContain('--concurrency C --requests N');
+    expect(c.out.stdout).toContain('--max-concurrency C');
   });
 });

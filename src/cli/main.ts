@@ -26,7 +26,7 @@ Usage:
 
 Example:
   loadlab sim --port 8000 &
-  loadlab run --base-url http://127.0.0.1:8000 --concurrency 8 --requests 50 --out data/runs/c8
+  loadlab run --base-url http://127.0.0.1:8000 --max-concurrency 8 --num-prompts 50 --out data/runs/c8
 `;
 
 /** LoadLab's version from its package.json. */

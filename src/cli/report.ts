@@ -6,6 +6,7 @@
 
 import type { Distribution, ErrorCode, RunSummary } from '../types';
 import { ERROR_CODES } from '../types';
+import { formatGoodput } from '../stats/goodput';
 
 const ROWS: Array<[string, keyof RunSummary]> = [
   ['TTFT', 'ttftMs'],
@@ -49,6 +50,8 @@ export interface RunReportInput {
   targetLabel?: string;
   /** Caveats printed under the numbers, e.g. the client-health verdict. */
   warnings?: string[];
+  /** Replaces the default latency table (e.g. the one `--metric-percentiles` asks for). */
+  latencyTable?: string;
 }
 
 /** The whole end-of-run report. */
@@ -61,12 +64,16 @@ export function formatRunReport(r: RunReportInput): string {
     `requests  ${s.requests} measured, ${s.completed} completed, failed ${formatFailures(s)}  in ${num(s.durationS, 2)} s`,
   );
   out.push('');
-  out.push(formatLatencyTable(s));
+  out.push(r.latencyTable ?? formatLatencyTable(s));
   out.push('');
   out.push(
     `req/s ${num(s.requestsPerSec, 2)}   output tok/s ${num(s.outputTokensPerSec, 1)}   total tok/s ${num(s.totalTokensPerSec, 1)}`,
   );
-  if (s.goodput) out.push(`goodput ${num(s.goodput.requestsPerSec, 2)} req/s (${s.goodput.good} good)`);
+  if (s.goodput) {
+    out.push(
+      `goodput ${num(s.goodput.requestsPerSec, 2)} req/s (${s.goodput.good} of ${s.completed} met ${formatGoodput(s.goodput.slo)})`,
+    );
+  }
   for (const w of r.warnings ?? []) out.push(`warning   ${w}`);
   if (r.status !== 'complete') out.push(`status    ${r.status}`);
   out.push(r.dir ? `saved to  ${r.dir}` : 'not saved');

@@ -1,44 +1,63 @@
 /**
  * The flags of `loadlab run`: its usage text and their checks. A mistake throws UsageError
- * (exit 2) whose message names the fix.
+ * (exit 2) whose message names the fix. Where `vllm bench serve` has the same concept, the flag
+ * has its name and meaning (vllm/benchmarks/serve.py): `--request-rate` (default inf),
+ * `--burstiness`, `--max-concurrency`, `--num-prompts`, `--num-warmups`, `--seed`, `--ignore-eos`,
+ * the dataset flags (run-dataset-args.ts), `--goodput`, `--percentile-metrics`, `--metric-percentiles`.
+ * Deviation: `--num-prompts` has no default (vLLM's is 1000) except for a trace (all its lines).
  */
 
 import { parseArgs } from 'node:util';
-import { CHALLENGES_PROMPT } from '../workload/prompts';
-import { burst, closedLoop, openLoop, type LoadShape } from '../schedule/shapes';
 import { checkRunDir } from '../run/folder';
+import { burst, closedLoop, type LoadShape, openLoop } from '../schedule/shapes';
+import type { Slo } from '../types';
+import { CHALLENGES_PROMPT } from '../workload/prompts';
+import { DATASET_OPTIONS, datasetFlags, goodputFlag, percentileFlags, spreadGoodput } from './run-dataset-args';
+import { UsageError } from './usage-error';
+
+export { UsageError } from './usage-error';
 
 /** Usage of `loadlab run`. */
-export const RUN_HELP = `Usage: loadlab run --base-url URL --out DIR <load> [options]
+export const RUN_HELP = `Usage: loadlab run --base-url URL --out DIR --num-prompts N [load] [dataset] [options]
+Flags named as vllm bench serve's mean what they mean there.
 
-Load (pick one):
-  --concurrency C --requests N      closed loop: C requests in flight, N in all
-  --burst N                         N requests at once
-  --rate R --requests N             open loop at R req/s (Poisson by default)
-      [--burstiness K]              gamma shape of the gaps (1 Poisson, <1 burstier, inf constant)
-      [--seed S]                    arrival seed (default 0)
-      [--max-concurrency M]         cap in-flight requests (late ones wait, shown as queueMs)
+Load:
+  --request-rate R                  requests/s, Poisson by default; inf (default) = all at once
+  --burstiness K                    gamma shape of the gaps (1 Poisson, <1 burstier, inf constant)
+  --max-concurrency C               cap requests in flight; with rate inf: a closed loop of C
+  --num-prompts N                   requests in all (required; a trace defaults to all its lines)
+  --seed S                          arrivals and dataset seed (default 0)
+
+Dataset (default: one prompt, --prompt or --prompt-tokens):
+  --dataset-name sharegpt|custom|random|prefix_repetition|trace   (jsonl = custom)
+  --dataset-path FILE               sharegpt JSON, custom JSONL {"prompt","output_len"}, or trace JSONL
+                                    {"timestamp" ms,"input_length","output_length"} (sent at its own times)
+  --random-input-len L --random-output-len L --random-range-ratio R   (defaults 1024, 128, 0)
+  --sharegpt-output-len L | --custom-output-len L (default 256)
+  --prefix-repetition-prefix-len L --prefix-repetition-suffix-len L (256, 256)
+  --prefix-repetition-num-prefixes K --prefix-repetition-output-len L (10, 128)
 
 Request:
   --model M                         default: the server's first model (GET /v1/models)
   --api chat|completions            default chat
   --prompt TEXT                     default the course prompt "${CHALLENGES_PROMPT}"
   --prompt-tokens P                 a prompt of P tokens (counted by the server's /tokenize)
-  --max-tokens T                    output cap (default 128)
-  --ignore-eos                      force exactly --max-tokens output tokens
+  --max-tokens T                    output cap without a dataset (default 128)
+  --ignore-eos                      force exactly the asked output length
+
+Report:
+  --goodput ttft:MS tpot:MS e2el:MS requests/s meeting every SLO (vLLM's definition)
+  --percentile-metrics ttft,tpot,itl,e2el   --metric-percentiles 50,90,99   (vLLM defaults ttft,tpot,itl and 99)
 
 Run:
   --out DIR                         run folder (required)
   --replace                         overwrite a complete run in DIR (only its run files)
-  --warmup W                        warm-up requests first, not measured (default 0)
+  --num-warmups W                   warm-up requests first, not measured (default 0)
   --timeout-s S                     whole-request timeout (default 600)
   --idle-timeout-s S                no-bytes timeout (default 60)
   --api-key KEY                     default $LOADLAB_API_KEY or $OPENAI_API_KEY
   --quiet                           no progress line
 `;
-
-/** A command-line mistake; the message says what to fix. */
-export class UsageError extends Error {}
 
 /** `--name` as an integer ≥ `min` (default 1), or undefined when not given. */
 export function int(name: string, v: string | undefined, min = 1): number | undefined {
@@ -72,18 +91,16 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   model: { type: 'string' },
   api: { type: 'string' },
-  concurrency: { type: 'string' },
-  requests: { type: 'string' },
-  burst: { type: 'string' },
-  rate: { type: 'string' },
+  'request-rate': { type: 'string' },
   burstiness: { type: 'string' },
-  seed: { type: 'string' },
   'max-concurrency': { type: 'string' },
+  'num-prompts': { type: 'string' },
+  seed: { type: 'string' },
   prompt: { type: 'string' },
   'prompt-tokens': { type: 'string' },
   'max-tokens': { type: 'string' },
   'ignore-eos': { type: 'boolean' },
-  warmup: { type: 'string' },
+  'num-warmups': { type: 'string' },
   'timeout-s': { type: 'string' },
   'idle-timeout-s': { type: 'string' },
   out: { type: 'string' },
@@ -91,45 +108,61 @@ const OPTIONS = {
   'api-key': { type: 'string' },
   quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  ...DATASET_OPTIONS,
 } as const;
+
+/** Flags renamed to vllm bench serve's names in 0.1 (no aliases): old name → what to write now. */
+const RENAMED: Record<string, string> = {
+  '--concurrency': '--max-concurrency C (with the default --request-rate inf it is a closed loop of C)',
+  '--requests': '--num-prompts N',
+  '--rate': '--request-rate R',
+  '--burst': '--num-prompts N (the default --request-rate inf sends them all at once)',
+  '--warmup': '--num-warmups W',
+};
 
 /** The parsed flags of `loadlab run`. */
 export type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
 
-/** The load shape and request count from the flags. */
-function shapeFrom(v: Values): { shape: LoadShape; requests: number } {
-  const given = (['concurrency', 'burst', 'rate'] as const).filter((k) => v[k] !== undefined);
-  if (given.length === 0) {
-    throw new UsageError('choose the load: --concurrency C --requests N, --burst N, or --rate R --requests N');
-  }
-  if (given.length > 1) {
-    throw new UsageError(
-      `--${given[0]} and --${given[1]} exclude each other; pick one load (to cap an open loop use --rate with --max-concurrency)`,
-    );
-  }
-  const openOnly = (['burstiness', 'seed', 'max-concurrency'] as const).filter((k) => v[k] !== undefined);
-  if (given[0] !== 'rate' && openOnly.length > 0) throw new UsageError(`--${openOnly[0]} only applies with --rate`);
-  if (given[0] === 'burst') {
-    if (v.requests !== undefined) throw new UsageError('--burst N already sets the request count; drop --requests');
-    const n = int('burst', v.burst)!;
-    return { shape: burst(n), requests: n };
-  }
-  const requests = int('requests', v.requests);
-  if (requests === undefined) throw new UsageError(`--${given[0]} needs --requests N (how many requests in all)`);
-  if (given[0] === 'concurrency') return { shape: closedLoop(int('concurrency', v.concurrency)!), requests };
-  const o: { burstiness?: number; seed?: number; maxConcurrency?: number } = {};
-  const b = pos('burstiness', v.burstiness, true);
-  if (b !== undefined) o.burstiness = b;
-  const seed = int('seed', v.seed, 0);
-  if (seed !== undefined) o.seed = seed;
+/** The load shape from the flags (vLLM's meaning: rate inf = all at once; a cap on it = a closed loop). */
+export function shapeFrom(v: Values, n: number): LoadShape {
+  const rate = v['request-rate'] === undefined ? Infinity : pos('request-rate', v['request-rate'], true)!;
   const mc = int('max-concurrency', v['max-concurrency']);
-  if (mc !== undefined) o.maxConcurrency = mc;
-  return { shape: openLoop(pos('rate', v.rate, true)!, o), requests };
+  const b = pos('burstiness', v.burstiness, true);
+  if (rate === Infinity) {
+    if (b !== undefined) throw new UsageError('--burstiness only applies with a finite --request-rate R');
+    return mc !== undefined ? closedLoop(mc) : burst(n);
+  }
+  const seed = int('seed', v.seed, 0);
+  return openLoop(rate, {
+    ...(b !== undefined ? { burstiness: b } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(mc !== undefined ? { maxConcurrency: mc } : {}),
+  });
+}
+
+/** What `parseRunArgs` returns: the flags and what they mean. */
+export interface RunArgs {
+  v: Values;
+  /** The load shape; undefined for a trace, whose shape comes from the file. */
+  shape?: LoadShape;
+  /** `--num-prompts` (undefined only for a trace). */
+  numPrompts?: number;
+  dataset?: ReturnType<typeof datasetFlags>;
+  slo?: Slo;
+  percentiles?: ReturnType<typeof percentileFlags>;
+}
+
+function renamedCheck(argv: readonly string[]): void {
+  for (const a of argv) {
+    const flag = a.split('=')[0];
+    if (RENAMED[flag]) throw new UsageError(`${flag} is now ${RENAMED[flag]}, as vllm bench serve names it`);
+  }
 }
 
 /** The checked flags, or `'help'`. Throws UsageError (or checkRunDir's Error) naming the fix. */
-export function parseRunArgs(argv: string[]): 'help' | { v: Values; shape: LoadShape; requests: number } {
-  const v = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }).values;
+export function parseRunArgs(argv: string[]): 'help' | RunArgs {
+  renamedCheck(argv);
+  const v = parseArgs({ args: spreadGoodput(argv), options: OPTIONS, strict: true, allowPositionals: false }).values;
   if (v.help) return 'help';
   if (!v['base-url']) throw new UsageError('--base-url is required, e.g. --base-url http://127.0.0.1:8000');
   if (!v.out) throw new UsageError('--out DIR is required: the folder where the run is saved, e.g. --out data/runs/c8');
@@ -139,9 +172,29 @@ export function parseRunArgs(argv: string[]): 'help' | { v: Values; shape: LoadS
   if (v.prompt !== undefined && v['prompt-tokens'] !== undefined) {
     throw new UsageError('--prompt and --prompt-tokens exclude each other; give the text or its length');
   }
-  const { shape, requests } = shapeFrom(v);
+  const dataset = datasetFlags(v);
+  if (dataset && (v.prompt !== undefined || v['prompt-tokens'] !== undefined || v['max-tokens'] !== undefined)) {
+    const f = v.prompt !== undefined ? 'prompt' : v['prompt-tokens'] !== undefined ? 'prompt-tokens' : 'max-tokens';
+    throw new UsageError(`--${f} does not apply with --dataset-name: the dataset gives the prompts and output lengths`);
+  }
+  const numPrompts = int('num-prompts', v['num-prompts']);
+  const out: RunArgs = { v };
+  if (dataset?.name === 'trace') {
+    const load = (['request-rate', 'burstiness', 'max-concurrency'] as const).find((k) => v[k] !== undefined);
+    if (load) throw new UsageError(`--${load} does not apply to a trace, which is sent at its own timestamps; drop it`);
+  } else {
+    if (numPrompts === undefined) throw new UsageError('--num-prompts N is required: how many requests to send');
+    out.shape = shapeFrom(v, numPrompts);
+  }
+  if (numPrompts !== undefined) out.numPrompts = numPrompts;
+  if (dataset) out.dataset = dataset;
+  const slo = goodputFlag(v);
+  if (slo) out.slo = slo;
+  const percentiles = percentileFlags(v);
+  if (percentiles) out.percentiles = percentiles;
   seconds('timeout-s', v['timeout-s']);
   seconds('idle-timeout-s', v['idle-timeout-s']);
+  int('num-warmups', v['num-warmups'], 0);
   checkRunDir(v.out, v.replace ?? false, '--replace'); // before any request: a bad --out fails first
-  return { v, shape, requests };
+  return out;
 }

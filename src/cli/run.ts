@@ -7,13 +7,15 @@
 import { resolveApiKey } from '../client/url';
 import { CHALLENGES_PROMPT, promptOfTokens } from '../workload/prompts';
 import { runLoad, type RunResult } from '../runner/runner';
-import { describeShape } from '../schedule/shapes';
+import { describeShape, type LoadShape, timeline } from '../schedule/shapes';
 import { explainNoModels } from '../runner/target-diagnosis';
 import { makeRequest } from '../workload/workload';
-import type { Api } from '../types';
+import { DatasetError, type LoadedDataset, loadDataset } from '../workload/datasets/index';
+import type { Api, RequestSpec } from '../types';
 import type { CliIo } from './io';
+import { formatPercentileTable } from './percentile-table';
 import { formatRunReport } from './report';
-import { int, parseRunArgs, RUN_HELP, seconds, UsageError, type Values } from './run-args';
+import { int, parseRunArgs, RUN_HELP, type RunArgs, seconds, UsageError, type Values } from './run-args';
 
 export { RUN_HELP } from './run-args';
 
@@ -33,7 +35,7 @@ async function promptText(
 }
 
 /** The report printed after a run; `loadLabel` describes the load (shape, requests, warm-up). */
-function reportOf(result: RunResult, loadLabel: string): string {
+function reportOf(result: RunResult, loadLabel: string, args: RunArgs): string {
   const t = result.manifest.target;
   const warnings = result.summary.health?.warnings ?? [];
   return formatRunReport({
@@ -43,7 +45,56 @@ function reportOf(result: RunResult, loadLabel: string): string {
     targetLabel: `${t.kind}${t.simulated ? ' (simulated)' : ''} ${t.baseUrl} model ${t.model}`,
     loadLabel,
     warnings,
+    ...(args.percentiles ? { latencyTable: formatPercentileTable(result.records, args.percentiles) } : {}),
   });
+}
+
+/** The dataset of `--dataset-name`, loaded with the run's count, seed, API and --ignore-eos; throws DatasetError. */
+function datasetOf(a: RunArgs): LoadedDataset | undefined {
+  if (!a.dataset) return undefined;
+  const seed = int('seed', a.v.seed, 0);
+  return loadDataset({
+    ...a.dataset,
+    ...(a.numPrompts !== undefined ? { numPrompts: a.numPrompts } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    api: (a.v.api ?? 'chat') as Api,
+    ignoreEos: a.v['ignore-eos'] ?? false,
+  });
+}
+
+/** Parsed flags and the loaded dataset, or the exit code 0 (help) / 2 (a mistake, said on stderr). */
+function parseAll(argv: string[], io: CliIo): number | { args: RunArgs; ds: LoadedDataset | undefined } {
+  try {
+    const args = parseRunArgs(argv);
+    if (args === 'help') {
+      io.stdout.write(RUN_HELP);
+      return 0;
+    }
+    return { args, ds: datasetOf(args) };
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    const hint = err instanceof DatasetError ? '' : '\n(loadlab run --help lists the flags)';
+    io.stderr.write(`loadlab run: ${msg}${hint}\n`);
+    return 2;
+  }
+}
+
+/** What to send and how: the dataset's requests (a trace brings its own timeline), else the one prompt. */
+function loadPlan(
+  args: RunArgs,
+  ds: LoadedDataset | undefined,
+  single: RequestSpec | undefined,
+): { workload: RequestSpec[]; requests: number; shape: LoadShape } {
+  if (!ds) return { workload: [single!], requests: args.numPrompts!, shape: args.shape! };
+  if (ds.atMs) {
+    const at = ds.atMs;
+    return {
+      workload: ds.requests,
+      requests: ds.requests.length,
+      shape: timeline(ds.requests.map((request, i) => ({ atMs: at[i], request }))),
+    };
+  }
+  return { workload: ds.requests, requests: ds.requests.length, shape: args.shape! };
 }
 
 /** What to print for a failed run: the error's message, or why the server listed no models. */
@@ -61,19 +112,10 @@ export async function runCommand(
   argv: string[],
   io: CliIo = { stdout: process.stdout, stderr: process.stderr },
 ): Promise<number> {
-  let parsed: ReturnType<typeof parseRunArgs>;
-  try {
-    parsed = parseRunArgs(argv);
-  } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    io.stderr.write(`loadlab run: ${msg}\n(loadlab run --help lists the flags)\n`);
-    return 2;
-  }
-  if (parsed === 'help') {
-    io.stdout.write(RUN_HELP);
-    return 0;
-  }
-  const { v, shape, requests } = parsed;
+  const parsed = parseAll(argv, io);
+  if (typeof parsed === 'number') return parsed;
+  const { args, ds } = parsed;
+  const v = args.v;
 
   const stop = new AbortController();
   let sigints = 0;
@@ -92,17 +134,22 @@ export async function runCommand(
     const notes: string[] = [];
     const promptTokens = int('prompt-tokens', v['prompt-tokens']);
     const apiKey = resolveApiKey(v['api-key']); // the same key for /tokenize as for the run
-    const text = await promptText(v, promptTokens, apiKey, notes, io);
-    const spec = makeRequest(text, { api, maxTokens, fixedOutput: v['ignore-eos'] ?? false });
-    const warmup = int('warmup', v.warmup, 0) ?? 0;
+    const text = ds ? undefined : await promptText(v, promptTokens, apiKey, notes, io);
+    const single = text === undefined ? undefined : makeRequest(text, { api, maxTokens, fixedOutput: v['ignore-eos'] ?? false });
+    const { workload, requests, shape } = loadPlan(args, ds, single);
+    if (ds && args.numPrompts !== undefined && requests !== args.numPrompts) {
+      notes.push(`the ${ds.name} dataset gave ${requests} requests for --num-prompts ${args.numPrompts}`);
+    }
+    const warmup = int('num-warmups', v['num-warmups'], 0) ?? 0;
     const timeoutS = seconds('timeout-s', v['timeout-s']);
     const idleS = seconds('idle-timeout-s', v['idle-timeout-s']);
     const result = await runLoad({
       baseUrl: v['base-url']!,
       ...(v.model !== undefined ? { model: v.model } : {}),
       ...(apiKey !== undefined ? { apiKey } : {}),
-      workload: [spec],
+      workload,
       requests,
+      ...(args.slo ? { slo: args.slo } : {}),
       shape,
       warmup,
       out: v.out!,
@@ -114,16 +161,21 @@ export async function runCommand(
       manifestExtra: {
         ...(notes.length > 0 ? { notes } : {}),
         workload: {
-          prompt: promptTokens !== undefined ? `${promptTokens} tokens` : text.slice(0, 80),
+          ...(ds ? ds.info : { prompt: promptTokens !== undefined ? `${promptTokens} tokens` : text!.slice(0, 80), maxTokens }),
           api,
-          maxTokens,
           ignoreEos: v['ignore-eos'] ?? false,
           requests,
           warmup,
+          ...(args.percentiles
+            ? { percentileMetrics: args.percentiles.metrics, metricPercentiles: args.percentiles.percentiles }
+            : {}),
         },
       },
     });
-    io.stdout.write(reportOf(result, `${describeShape(shape)}, ${requests} requests${warmup ? ` (+${warmup} warm-up)` : ''}`));
+    const from = ds ? `, dataset ${ds.name}` : '';
+    io.stdout.write(
+      reportOf(result, `${describeShape(shape)}, ${requests} requests${from}${warmup ? ` (+${warmup} warm-up)` : ''}`, args),
+    );
     if (result.manifest.status === 'interrupted') return 130;
     return result.summary.requests > 0 && result.summary.completed === 0 ? 1 : 0;
   } catch (err) {
