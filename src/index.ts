@@ -111,6 +111,14 @@ export {
   type PrefixOptions,
   type SpecOptions,
 } from './workload/workload';
+export {
+  loadDataset,
+  DATASET_NAMES,
+  DatasetError,
+  type LoadDatasetOptions,
+  type LoadedDataset,
+  type DatasetName,
+} from './workload/datasets/index';
 
 // 5. When it is sent: load shapes.
 export {
@@ -151,6 +159,7 @@ export type { RunManifest, RunTarget, RunStatus } from './run/manifest';
 // 8. Summaries: percentiles, run summaries, confidence intervals, server counters.
 export { percentile, percentiles, summarizeLatency, mean, type LatencySummary } from './stats/percentile';
 export { summarizeRun, meetsSlo } from './stats/summary';
+export { parseGoodput, formatGoodput, goodputOf } from './stats/goodput';
 export { bootstrapPercentileCI, bootstrapDiffCI, type BootstrapCI, type BootstrapOptions } from './stats/bootstrap';
 export { counterDeltas, counterRates, counterIncrease, prefixHitRates } from './stats/counters';
 
