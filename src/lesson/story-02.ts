@@ -44,16 +44,30 @@ export function closedLoopPrediction(
   const uncached = promptTokens - cached;
   const midContext = promptTokens + maxTokens / 2;
   const decode = (b: number): StepBatch => ({
-    decodes: b, decodeContextTokens: b * midContext, prefillTokens: 0, prefillAttnPairs: 0, sampled: b,
+    decodes: b,
+    decodeContextTokens: b * midContext,
+    prefillTokens: 0,
+    prefillAttnPairs: 0,
+    sampled: b,
   });
   const prefill = (c: number): StepBatch => ({
-    decodes: 0, decodeContextTokens: 0, prefillTokens: c * uncached,
-    prefillAttnPairs: c * uncached * (cached + uncached / 2), sampled: c,
+    decodes: 0,
+    decodeContextTokens: 0,
+    prefillTokens: c * uncached,
+    prefillAttnPairs: c * uncached * (cached + uncached / 2),
+    sampled: c,
   });
   const tpotMs = (b: number) => stepTimeMs(decode(b), profile);
   const ttftMs = (c: number) => profile.perf.apiOverheadMs + stepTimeMs(prefill(c), profile);
   const e2eMs = (c: number) => ttftMs(c) + (maxTokens - 1) * tpotMs(c);
-  return { uncachedTokens: uncached, cachedTokens: cached, tpotMs, ttftMs, e2eMs, tokensPerSec: (c) => (c * maxTokens * 1000) / e2eMs(c) };
+  return {
+    uncachedTokens: uncached,
+    cachedTokens: cached,
+    tpotMs,
+    ttftMs,
+    e2eMs,
+    tokensPerSec: (c) => (c * maxTokens * 1000) / e2eMs(c),
+  };
 }
 
 /** A run as the lesson holds it (a `MeasureResult` or a `LoadedRun` with its summary). */
@@ -92,7 +106,9 @@ export function healthVerdict(summary: Pick<RunSummary, 'health'>): HealthVerdic
 
 const measured = (rs: readonly RequestRecord[]) => rs.filter((r) => !r.warmup && r.ok);
 const valuesOf = (rs: readonly RequestRecord[], k: 'e2eMs' | 'ttftMs') =>
-  measured(rs).map((r) => r[k]).filter((v): v is number => v !== undefined);
+  measured(rs)
+    .map((r) => r[k])
+    .filter((v): v is number => v !== undefined);
 
 /** The `loadtest-concurrency.json` row of the run at `concurrency`. */
 export function loadtestRow(concurrency: number, run: Story02Run): LoadtestRow {
@@ -105,22 +121,38 @@ export function loadtestRow(concurrency: number, run: Story02Run): LoadtestRow {
     outputTokensPerSec: run.summary.outputTokensPerSec,
     requestsPerSec: run.summary.requestsPerSec,
     peakInFlight: run.peakInFlight ?? Number(client.peakInFlight),
-    health: { verdict: healthVerdict(run.summary), clientBound: !!h?.clientBound, simBehind: !!h?.simBehind, warnings: h?.warnings ?? [] },
+    health: {
+      verdict: healthVerdict(run.summary),
+      clientBound: !!h?.clientBound,
+      simBehind: !!h?.simBehind,
+      warnings: h?.warnings ?? [],
+    },
   };
 }
 
 /** The Simplified-Chinese table columns of `loadtestRow`s (one object per row, for `ll.table`). */
 export function loadtestTable(rows: readonly LoadtestRow[]): Record<string, string | number>[] {
   const zh: Record<HealthVerdict, string> = {
-    ok: '正常 ok', 'client-bound': '客户端瓶颈 client-bound', 'sim-behind': '模拟器落后 sim-behind',
-    'client-bound+sim-behind': '客户端瓶颈 + 模拟器落后', unknown: '未知 unknown',
+    ok: '正常 ok',
+    'client-bound': '客户端瓶颈 client-bound',
+    'sim-behind': '模拟器落后 sim-behind',
+    'client-bound+sim-behind': '客户端瓶颈 + 模拟器落后',
+    unknown: '未知 unknown',
   };
   return rows.map((r) => ({
-    '并发 concurrency': r.concurrency, '样本 n': r.e2eMs.n,
-    'E2E p50 (ms)': r.e2eMs.p50, 'E2E p95 (ms)': r.e2eMs.p95, 'E2E p99 (ms)': r.e2eMs.p99, 'E2E 均值 mean (ms)': r.e2eMs.mean,
-    '首字 TTFT p50 (ms)': r.ttftMs.p50, '首字 TTFT p95 (ms)': r.ttftMs.p95, '首字 TTFT p99 (ms)': r.ttftMs.p99,
-    '首字 TTFT 均值 mean (ms)': r.ttftMs.mean, '输出吞吐 (tok/s)': r.outputTokensPerSec,
-    '峰值在飞 peak in-flight': r.peakInFlight, '测量健康 health': zh[r.health.verdict],
+    '并发 concurrency': r.concurrency,
+    '样本 n': r.e2eMs.n,
+    '端到端 E2E p50 (ms)': r.e2eMs.p50,
+    '端到端 E2E p95 (ms)': r.e2eMs.p95,
+    '端到端 E2E p99 (ms)': r.e2eMs.p99,
+    '端到端 E2E 均值 mean (ms)': r.e2eMs.mean,
+    '首字 TTFT p50 (ms)': r.ttftMs.p50,
+    '首字 TTFT p95 (ms)': r.ttftMs.p95,
+    '首字 TTFT p99 (ms)': r.ttftMs.p99,
+    '首字 TTFT 均值 mean (ms)': r.ttftMs.mean,
+    '输出吞吐 (tok/s)': r.outputTokensPerSec,
+    '峰值在飞 peak in-flight': r.peakInFlight,
+    '测量健康 health': zh[r.health.verdict],
   }));
 }
 
