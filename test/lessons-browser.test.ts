@@ -36,7 +36,7 @@ const EXECUTED = process.env.LOADLAB_EXECUTED_DIR || fromRoot('data', 'executed'
 const pages = fs.existsSync(EXECUTED)
   ? fs
       .readdirSync(EXECUTED)
-      .filter((f) => /^\d\d-.*\.html$/.test(f))
+      .filter((f) => /^\d\d[a-z]?-.*\.html$/.test(f))
       .sort()
   : [];
 const hasChromium = fs.existsSync(CHROMIUM);

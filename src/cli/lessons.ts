@@ -64,7 +64,7 @@ export function findJupyterPython(preferred?: string): string {
 export function lessonNotebooks(only?: string[]): string[] {
   const dir = fromRoot('notebooks');
   return readdirSync(dir)
-    .filter((f) => /^\d\d-.*\.ipynb$/.test(f))
+    .filter((f) => /^\d\d[a-z]?-.*\.ipynb$/.test(f))
     .filter((f) => !only?.length || only.some((o) => f.includes(o)))
     .sort()
     .map((f) => join(dir, f));

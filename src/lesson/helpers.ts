@@ -143,3 +143,22 @@ export {
 } from './verdict-reading';
 export { queueVerdict, type QueueVerdict } from './verdict-queue';
 export { circularityNote, type CircularityTarget } from './circularity';
+export {
+  closedLoopPrediction,
+  comparePools,
+  healthVerdict,
+  loadtestRow,
+  loadtestTable,
+  type ClosedLoopPrediction,
+  type HealthVerdict,
+  type LoadtestRow,
+  type PoolComparison,
+  type Story02Run,
+} from './story-02';
+export {
+  capacitySentences,
+  gradientSentences,
+  type CapacityRow,
+  type GradientContext,
+  type GradientPoint,
+} from './story-02b';
