@@ -143,3 +143,13 @@ export {
 } from './verdict-reading';
 export { queueVerdict, type QueueVerdict } from './verdict-queue';
 export { circularityNote, type CircularityTarget } from './circularity';
+export {
+  NO_STATIC_IN_VLLM,
+  queueStory,
+  staticBatchStory,
+  tagged,
+  type QueueStoryInput,
+  type StaticBatchStory,
+  type StoryRun,
+} from './story-03';
+export { caseStory, mixItlStory, mixTtftStory, type CaseStoryInput, type MixItlInput, type MixTtftStory } from './story-04';
