@@ -153,7 +153,11 @@ export function mixTtftStory(off: StoryRun, on: StoryRun, opts: { thresholdPct?:
         ? `课程要对比的“开启前后的 P99 TTFT”：开启分块后短请求的 ${which} 反而更高——分块没有让新来的短请求插队（第 3 节同理）。`
         : `课程要对比的“开启前后的 P99 TTFT”：两边的 ${which} 谁高，本次数据不足以判断（见上一句的区间）。`;
   const unchanged = (c: Comparison, what: string) =>
-    c.negligible ? `${what}在 ±${thr}% 以内没变` : `${what}没有证明在 ±${thr}% 以内（区间见上）`;
+    c.negligible
+      ? `${what}在 ±${thr}% 以内没变`
+      : c.direction === 'undecided'
+        ? `${what}的区间太宽，不能说在 ±${thr}% 以内没变`
+        : `${what}反而${c.direction === 'higher' ? '更高' : '更低'}，且不能说在 ±${thr}% 以内没变（区间见上）`;
   const conclusion =
     finding === 'redistributed'
       ? `所以分块是把预填充的代价重新分配了，而不是把它去掉：同一个短请求，开启前后的 TPOT 和 E2E 都在 ±${thr}% 以内没有实质变化，` +
