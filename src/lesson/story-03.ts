@@ -54,7 +54,7 @@ export function staticBatchStory(
   const reading = hostage
     ? `静态批处理下，一批 ${opts.maxNumSeqs} 个请求里只要有一个要生成 ${opts.longTokens} 个 token，` +
       `这一批的空位就要等它生成完才能交给下一批；排在后面批次里只要 ${opts.shortTokens} 个 token 的短请求，` +
-      '首 token 和完成时间都被这个最长的请求“扣押”：这就是队头阻塞（head-of-line blocking）。' +
+      '首 token 和完成时间都被这个最长的请求“扣押”：这就是队头阻塞。' +
       '连续批处理每一步都把做完的请求移出、把等待的请求补进空位，短请求不必等别人的长回答。'
     : '这次的数据没有显示静态批处理让短请求更慢（见上面两句的区间）：看看下面两张甘特图和测量健康标记。';
   return {
