@@ -69,7 +69,8 @@ describe('static batching (simulator only, --loadlab-static-batching)', () => {
     const stat = burst({ loadlabStaticBatching: true });
     expect(clusters(cont.recs.map((r) => r.rec))).toHaveLength(1);
     const shortTtft = (x: typeof cont) => median(x.recs.filter((r) => !r.long).map((r) => ttft(r.rec)));
-    const shortE2e = (x: typeof cont) => median(x.recs.filter((r) => !r.long).map((r) => r.rec.outTimes.at(-1)! - r.rec.arrivalMs));
+    const shortE2e = (x: typeof cont) =>
+      median(x.recs.filter((r) => !r.long).map((r) => r.rec.outTimes.at(-1)! - r.rec.arrivalMs));
     expect(shortTtft(stat)).toBeGreaterThan(shortTtft(cont));
     expect(shortE2e(stat)).toBeGreaterThan(shortE2e(cont));
     // Same work either way: nothing lost, every token produced.

@@ -152,4 +152,13 @@ export {
   type StaticBatchStory,
   type StoryRun,
 } from './story-03';
-export { caseStory, mixItlStory, mixTtftStory, pairedMedianChange, pairedSentence, type CaseStoryInput, type MixItlInput, type MixTtftStory } from './story-04';
+export {
+  caseStory,
+  mixItlStory,
+  mixTtftStory,
+  pairedMedianChange,
+  pairedSentence,
+  type CaseStoryInput,
+  type MixItlInput,
+  type MixTtftStory,
+} from './story-04';

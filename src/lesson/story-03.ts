@@ -65,7 +65,7 @@ export function staticBatchStory(
       verdictSentence(e2e),
       reading,
       `同样的请求、同样的 token：静态批处理的输出吞吐是连续批处理的 ${ratio.toFixed(2)} 倍（整次运行各一个数，没有区间）。`,
-      '静态批处理只是模拟器为这个演示提供的模式（`--loadlab-static-batching`），' + NO_STATIC_IN_VLLM.slice(0, -1) + '。',
+      `静态批处理只是模拟器为这个演示提供的模式（\`--loadlab-static-batching\`），${NO_STATIC_IN_VLLM.slice(0, -1)}。`,
     ],
   };
 }

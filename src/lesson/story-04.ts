@@ -59,7 +59,11 @@ export function pairedMedianChange(
   opts: { name: string; thresholdPct?: number },
 ): Comparison {
   const pick = (run: StoryRun) =>
-    new Map(run.records.filter((r) => !r.warmup && r.ok && r.tag === 'short' && r[metric] !== undefined).map((r) => [r.index, r[metric]!]));
+    new Map(
+      run.records
+        .filter((r) => !r.warmup && r.ok && r.tag === 'short' && r[metric] !== undefined)
+        .map((r) => [r.index, r[metric]!]),
+    );
   const a = pick(off);
   const b = pick(on);
   const keys = [...a.keys()].filter((k) => b.has(k));
@@ -204,7 +208,9 @@ export function mixItlStory(x: MixItlInput): string[] {
       (tail.direction === 'lower' && tail.ratio <= 1 / 3 ? '分块让正在解码的请求不再为整段长预填充停顿。' : ''),
     `比 V1 默认的一步（2048 token，预测 ≈ ${fmtNumber(x.predictedStall.v1default)} ms）还长一半以上（> ${x.longGapMs} ms）的解码间隔占比：` +
       keys.map((k) => `${x.labels[k]} ${share(x.itl[k]).toFixed(1)}%`).join('，') +
-      (share(x.itl.chunk512) === 0 && share(x.itl.v1default) === 0 ? '。只有关闭分块时，才会出现“一整段长预填充”那么长的停顿。' : '。'),
+      (share(x.itl.chunk512) === 0 && share(x.itl.v1default) === 0
+        ? '。只有关闭分块时，才会出现“一整段长预填充”那么长的停顿。'
+        : '。'),
     (body.pct === tail.pct ? '' : verdictSentence(body)) +
       (body.direction === 'higher'
         ? '中位数变长了：长 prompt 的每一块都和解码挤在同一步里，分块期间每个 token 都慢一些（见 ITL 时间图里那一段抬高的点），停顿被摊成了一长段小的减速。'
