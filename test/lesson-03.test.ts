@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
-import { compareMetric, queueVerdict, trendVerdict, verdictSentence } from '../src/lesson/helpers';
+import { compareMetric, queueVerdict, staticBatchStory, trendVerdict, verdictSentence } from '../src/lesson/helpers';
 import { loadRun, type LoadedRun } from '../src/run/loader';
 import { executedProse, proseReady } from './helpers/executed-notebook';
 import { lessonDataReady } from './helpers/lesson-data';
@@ -99,6 +99,55 @@ describe.skipIf(!ready)(`lesson 03-burst (${ready ? 'saved runs' : SKIP})`, () =
     }
     expect(queueVerdict(side('burst-128-client-cap32', 'cap')).finding).toBe('queued');
   });
+
+  // Static vs continuous batching (§7): the static point exists only on the simulator (vLLM has no such mode).
+  const hasStatic = existsSync(join(DIR, 'batch8-static', 'summary.json'));
+  it.skipIf(!hasStatic)(
+    'static batching: batches do not overlap, and short requests wait for the longest of the batch before',
+    () => {
+      const stat = run('batch8-static');
+      const cont = run('batch8-continuous');
+      for (const r of [stat, cont]) {
+        expect(r.manifest.status).toBe('complete');
+        expect(r.summary.failed).toBe(0);
+        expect(r.summary.requests).toBe(32);
+      }
+      // The static run was served by the simulator's demonstration flag, never by a real vLLM.
+      expect(JSON.stringify(stat.manifest)).toContain('loadlabStaticBatching');
+      expect(maxOf(stat, 'running')).toBeLessThanOrEqual(8);
+      // Client view: chain requests whose [first token, end] intervals overlap; static → disjoint batches of ≤ 8.
+      const groups = (recs: LoadedRun['records']) => {
+        const sorted = recs.filter((x) => !x.warmup && x.ok).sort((a, b) => a.startMs + a.ttftMs! - (b.startMs + b.ttftMs!));
+        const out: number[] = [];
+        let end = Number.NEGATIVE_INFINITY;
+        for (const x of sorted) {
+          if (x.startMs + x.ttftMs! > end) out.push(0);
+          out[out.length - 1]++;
+          end = Math.max(end, x.endMs);
+        }
+        return out;
+      };
+      // A batch holds the requests that had arrived when the one before it drained (at most 8): the client's
+      // dispatch spreads arrivals over a few ms, so the first batch may be smaller; never more than 8.
+      const g = groups(stat.records);
+      expect(g.length).toBeGreaterThanOrEqual(4);
+      expect(Math.max(...g)).toBeLessThanOrEqual(8);
+      expect(g.reduce((a, b) => a + b, 0)).toBe(32);
+      expect(groups(cont.records)).toHaveLength(1);
+      const story = staticBatchStory(
+        { ...cont, label: '连续批处理' },
+        { ...stat, label: '静态批处理' },
+        {
+          maxNumSeqs: 8,
+          longTokens: 128,
+          shortTokens: 16,
+        },
+      );
+      expect(story.hostage).toBe(true);
+      for (const c of story.comparisons) expect(comparisonProblems(c, c.name)).toEqual([]);
+      for (const s of story.sentences) expect(verdictProblems(s)).toEqual([]);
+    },
+  );
 
   it.skipIf(!proseReady(prose))(
     `every interval sentence the executed lesson printed is sound (${'stale' in prose ? prose.stale : 'data/executed'})`,

@@ -162,3 +162,22 @@ export {
   type GradientContext,
   type GradientPoint,
 } from './story-02b';
+export {
+  NO_STATIC_IN_VLLM,
+  queueStory,
+  staticBatchStory,
+  tagged,
+  type QueueStoryInput,
+  type StaticBatchStory,
+  type StoryRun,
+} from './story-03';
+export {
+  caseStory,
+  mixItlStory,
+  mixTtftStory,
+  pairedMedianChange,
+  pairedSentence,
+  type CaseStoryInput,
+  type MixItlInput,
+  type MixTtftStory,
+} from './story-04';

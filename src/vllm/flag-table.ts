@@ -68,6 +68,7 @@ export const SERVE_FLAGS: readonly FlagSpec[] = [
   { key: 'enableForceIncludeUsage', cli: '--enable-force-include-usage', type: 'bool', vllm: true, into: 'args', help: 'Send usage on every stream, continuously (default off).' },
   { key: 'swapSpace', cli: '--swap-space', type: 'number', min: 0, vllm: false, v0: true, into: 'flags', help: 'GiB of CPU swap for --preemption-mode swap (V0 only; removed from vLLM in 2026-03).' },
   { key: 'preemptionMode', cli: '--preemption-mode', type: 'enum', values: ['recompute', 'swap'], vllm: false, v0: true, into: 'flags', help: 'recompute = vLLM V1 (default); swap = V0\'s --preemption-mode swap, for comparison.' },
+  { key: 'loadlabStaticBatching', cli: '--loadlab-static-batching', type: 'bool', vllm: false, into: 'flags', help: 'Demonstration only: static batching, a new batch is admitted only when the running batch is empty (vLLM batches continuously and has no such mode).' },
   { key: 'seed', cli: '--seed', type: 'int', vllm: false, into: 'flags', help: 'Seed of the simulator\'s output lengths and text (default 0).' },
   { key: 'vllmVersion', cli: '--vllm-version', type: 'string', vllm: false, into: 'args', help: 'vLLM release whose HTTP surface and /metrics names to emulate: 0.6.x (V0), 0.10.x or 0.19.x (default 0.19.0).' },
   { key: 'statsIntervalS', cli: '--stats-interval-s', type: 'number', min: 0, vllm: false, into: 'args', help: 'Seconds between "Engine 000:" stats lines (default 10; 0 = off).' },

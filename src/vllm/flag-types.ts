@@ -38,6 +38,11 @@ export interface ServerFlags {
   preemptionMode?: 'recompute' | 'swap';
   /** `--async-scheduling`: schedule step k+1 while step k runs (vLLM default on since v0.14). */
   asyncScheduling?: boolean;
+  /**
+   * Simulator only, for a demonstration (`--loadlab-static-batching`): static batching, a new batch is admitted
+   * only when the running batch is empty. vLLM has no such mode (V1 admits every step, `vllm/v1/core/sched/scheduler.py`).
+   */
+  loadlabStaticBatching?: boolean;
   seed?: number;
 }
 

@@ -60,6 +60,7 @@ function checkInt(name: string, v: number | undefined, min: number): void {
  * - async_scheduling on unless `asyncScheduling: false` (vLLM turns it on when nothing is incompatible,
  *   `vllm/config/vllm.py` `VllmConfig.__post_init__`; none of its exceptions apply to this model).
  * - Swap mode (simulator only, V0's `--preemption-mode swap`): numCpuBlocks = floor(swapSpace GiB / block bytes), swapSpace default 4.
+ * - staticBatching (simulator only, `--loadlab-static-batching`): default false.
  */
 export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAULT_PROFILE): EngineConfig {
   const maxPos = profile.model.maxPositionEmbeddings;
@@ -116,6 +117,7 @@ export function resolveEngineConfig(flags: ServerFlags, profile: Profile = DEFAU
     reserveFullIsl: flags.schedulerReserveFullIsl ?? true,
     schedulingPolicy: flags.schedulingPolicy ?? 'fcfs',
     asyncScheduling: flags.asyncScheduling ?? true,
+    staticBatching: flags.loadlabStaticBatching ?? false,
   };
 }
 

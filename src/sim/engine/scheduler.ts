@@ -11,6 +11,8 @@
  * Bookkeeping is vLLM's AsyncScheduler (`vllm/v1/core/sched/async_scheduler.py`; the same as the
  * plain Scheduler when no step is in flight): `computed` advances at schedule time, and a token
  * the step will sample is an output placeholder until `update` (step-update.ts) appends it.
+ * Static batching (`config.staticBatching`, `--loadlab-static-batching`) is LoadLab's, for a demonstration
+ * only: vLLM has no such mode (V1 admits WAITING every step, `vllm/v1/core/sched/scheduler.py` `schedule`).
  */
 import { Deque } from './deque';
 import { numTokens, type SimRequest } from './engine-request';
@@ -43,6 +45,12 @@ export class Scheduler {
   private readonly plans: StepPlan[] = [emptyPlan(), emptyPlan()];
   private plan: StepPlan = this.plans[1];
   private readonly hits: number[] = [];
+  /**
+   * Static batching: arrival cutoff (ms) of the batch still being admitted, or -Infinity when the batch is
+   * closed. A batch opens when RUNNING is empty and closes when an admission pass stops for any reason but
+   * the step's token budget (a batch larger than one step's budget is admitted over several steps).
+   */
+  private batchCutoffMs = Number.NEGATIVE_INFINITY;
 
   constructor(config: EngineConfig) {
     this.config = config;
@@ -132,19 +140,26 @@ export class Scheduler {
     }
     if (this.swapped.size > 0) return plan;
 
-    this.admitWaiting(stepStartMs, budget);
+    if (!cfg.staticBatching) {
+      this.admitWaiting(stepStartMs, budget, stepStartMs);
+      return plan;
+    }
+    if (this.running.length === 0) this.batchCutoffMs = stepStartMs; // the batch drained: a new one opens
+    const left = this.admitWaiting(stepStartMs, budget, Math.min(stepStartMs, this.batchCutoffMs));
+    if (left > 0 || this.running.length >= cfg.maxNumSeqs) this.batchCutoffMs = Number.NEGATIVE_INFINITY;
     return plan;
   }
 
   /**
    * WAITING admissions with `budget` tokens left, in policy order among requests that arrived by
-   * `stepStartMs`; stops at the first that does not fit (waiting requests never preempt).
+   * `readyBy` (`stepStartMs`, or a static batch's cutoff); stops at the first that does not fit (waiting
+   * requests never preempt). Returns the budget left.
    */
-  private admitWaiting(stepStartMs: number, budget: number): void {
+  private admitWaiting(stepStartMs: number, budget: number, readyBy: number): number {
     const cfg = this.config;
     const thr = cfg.longPrefillTokenThreshold;
     while (this.waiting.size > 0 && budget > 0 && this.running.length < cfg.maxNumSeqs) {
-      const r = this.waiting.peekReady(stepStartMs); // one that arrived mid-step waits for the next schedule()
+      const r = this.waiting.peekReady(readyBy); // one that arrived mid-step waits for the next schedule()
       if (!r) break;
       const total = numTokens(r);
       const hit = this.kv.findCached(r, total, r.numPreemptions === 0, this.hits);
@@ -162,6 +177,7 @@ export class Scheduler {
       planTake(this.plan, r, n);
       budget -= n;
     }
+    return budget;
   }
 
   /** Apply step `plan` (default: the last one scheduled) as of `endMs`; see `applyStep` in step-update.ts. */

@@ -36,6 +36,11 @@ export interface EngineConfig {
    * when step k starts, so a request arriving during step k runs in step k+2 (engine-loop.ts).
    */
   asyncScheduling: boolean;
+  /**
+   * Simulator only (`--loadlab-static-batching`, a demonstration; undefined = false): a new batch is admitted
+   * only when RUNNING is empty, from the requests that had arrived by then (scheduler.ts). vLLM has no such mode.
+   */
+  staticBatching?: boolean;
 }
 
 /** One request as the engine sees it. */
