@@ -143,3 +143,12 @@ export {
 } from './verdict-reading';
 export { queueVerdict, type QueueVerdict } from './verdict-queue';
 export { circularityNote, type CircularityTarget } from './circularity';
+export {
+  naiveTpotValues,
+  pitfallRows,
+  pitfallSentences,
+  rooflineSentences,
+  type PitfallPoint,
+  type PitfallRow,
+  type RooflineInput,
+} from './story-01';
