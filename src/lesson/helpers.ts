@@ -152,3 +152,15 @@ export {
   type PitfallRow,
   type RooflineInput,
 } from './story-01';
+export {
+  gpuWatchNote,
+  kvVerdictSentences,
+  type GpuWatchInput,
+  type KvPoint,
+  type KvVerdictInput,
+} from './story-05';
+export {
+  prefixVerdictSentences,
+  type PrefixPoint,
+  type PrefixVerdictInput,
+} from './story-06';
