@@ -4,7 +4,7 @@
  * gets "nothing to watch" instead of a GPU reading, and the sentences follow the data.
  */
 import { describe, expect, it } from 'vitest';
-import { gpuWatchNote, kvVerdictSentences, type KvPoint } from '../src/lesson/story-05';
+import { gpuWatchNote, kvPredictionSentences, kvVerdictSentences, recoverySentences, type KvPoint } from '../src/lesson/story-05';
 import { prefixVerdictSentences, type PrefixPoint } from '../src/lesson/story-06';
 
 /** `n` evenly spread values from `from`, step `step`. */
@@ -65,6 +65,43 @@ describe('story-05: KV pressure', () => {
     expect(real).toContain('120 个');
     expect(real).toContain('docs/autodl.md');
     expect(gpuWatchNote({ simulated: false, gpuSamples: 0 }).join('')).toContain('不会编造');
+  });
+});
+
+describe('story-05: predictions and recovery', () => {
+  it('predicts preemption only when more prompts fit than requests fit at their peak', () => {
+    const x = {
+      n: 60,
+      fitUtil: 0.95,
+      fitTokens: 270_000,
+      demandTokens: 104_000,
+      weightsGiB: 5.3,
+      tightBlocks: 3271,
+      peakFit: 30,
+      blocksPerRequest: 109,
+      blockSize: 16,
+      promptBlocks: 96,
+      outputTokens: 200,
+      promptsThatFit: 34,
+      admitSteps: 26,
+      util04Blocks: 1500,
+      minUtil: 0.33,
+      maxModelLen: 4096,
+    };
+    expect(kvPredictionSentences(x)[1]).toContain('一定会有请求被抢占');
+    expect(kvPredictionSentences({ ...x, promptsThatFit: 30 })[1]).toContain('预测不会抢占');
+  });
+
+  it('recompute alone without a swap point; with one, an ITL verdict with its interval', () => {
+    const rec = { ...kv('recompute', 3, 100, 10), itl: [...spread(599, 10, 0.05), 1800] };
+    const base = { recompute: rec, recomputeMs: 150, swapRoundTripMs: 8.2, swapBlocks: {} };
+    const alone = recoverySentences(base);
+    expect(alone.join('')).toContain('没有测 swap');
+    const swap = { ...kv('swap', 3, 100, 10), itl: [...spread(599, 10, 0.05), 1700] };
+    const both = recoverySentences({ ...base, swap, swapHow: 'simulated', swapBlocks: { out: 400, in: 400 } });
+    expect(both[0]).toContain('换出 400 块');
+    expect(both[1]).toContain('95% 区间');
+    expect(both[2]).toContain('模拟器');
   });
 });
 

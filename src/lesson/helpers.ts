@@ -154,10 +154,14 @@ export {
 } from './story-01';
 export {
   gpuWatchNote,
+  kvPredictionSentences,
   kvVerdictSentences,
+  recoverySentences,
   type GpuWatchInput,
   type KvPoint,
+  type KvPredictionInput,
   type KvVerdictInput,
+  type RecoveryInput,
 } from './story-05';
 export {
   prefixVerdictSentences,

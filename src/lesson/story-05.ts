@@ -131,3 +131,91 @@ export function gpuWatchNote(x: GpuWatchInput): string[] {
       : '这次测量没有 `nvidia-smi` 样本（这台机器上找不到 `nvidia-smi`）：LoadLab 不会编造 GPU 数据。',
   ];
 }
+
+/** What `kvPredictionSentences` needs: the calculator's numbers (tokens, blocks, GiB). */
+export interface KvPredictionInput {
+  n: number;
+  fitUtil: number;
+  /** KV tokens at `fitUtil` (4090 profile estimate) and what all `n` requests need at their peak. */
+  fitTokens: number;
+  demandTokens: number;
+  weightsGiB: number;
+  tightBlocks: number;
+  peakFit: number;
+  blocksPerRequest: number;
+  blockSize: number;
+  promptBlocks: number;
+  outputTokens: number;
+  promptsThatFit: number;
+  admitSteps: number;
+  /** KV blocks at utilisation 0.4 (estimate) and the lowest utilisation that starts at `maxModelLen`. */
+  util04Blocks: number;
+  minUtil: number;
+  maxModelLen: number;
+}
+
+/** The calculator's predictions, said before measuring (Simplified Chinese, three paragraphs). */
+export function kvPredictionSentences(x: KvPredictionInput): string[] {
+  const k = (t: number) => (t / 1000).toFixed(0);
+  return [
+    `**预测（装得下）。** 在课程的 \`gpu_memory_utilization=${x.fitUtil}\` 下，按 4090 配置估算 KV 能装约 ${k(x.fitTokens)}k 个 token，` +
+      `而 ${x.n} 个请求全部停在峰值也只要约 ${k(x.demandTokens)}k 个：**完全装得下，不会发生抢占，也就不会有 swap**。` +
+      `课程没有算这笔账：4090 上的 Int4 模型只占约 ${x.weightsGiB.toFixed(1)} GiB，剩下的大部分显存都给了 KV。`,
+    `**预测（装不下）。** \`--num-gpu-blocks-override ${x.tightBlocks}\`（${x.peakFit} × ${x.blocksPerRequest} + 1，约 ${k(x.tightBlocks * x.blockSize)}k 个 token）` +
+      `在峰值时只容纳 ${x.peakFit} 个请求。但 V1 接纳一个请求时只检查它的整段 prompt（${x.promptBlocks} 块）放不放得下，不为之后的 ${x.outputTokens} 个 token 预留：` +
+      `可用块放得下 ${x.promptsThatFit} 个请求的 prompt，预填充（prefill）它们只要约 ${x.admitSteps} 步，远少于生成 ${x.outputTokens} 个 token 的 ${x.outputTokens} 步，` +
+      `所以在第一个请求结束之前，就有 ${x.promptsThatFit} 个请求一起变长；到峰值它们共需 ${x.promptsThatFit * x.blocksPerRequest} 块，多于可用的 ${x.tightBlocks - 1} 块：` +
+      `${x.promptsThatFit > x.peakFit ? '**生成途中一定会有请求被抢占**。' : '预测不会抢占（检查 PEAK_FIT）。'}`,
+    `对照：降低利用率也能让它装不下——按 4090 配置，利用率 0.4 约给 ${x.util04Blocks} 块（峰值时容纳 ${Math.floor(Math.max(0, x.util04Blocks - 1) / x.blocksPerRequest)} 个请求）；` +
+      `max_model_len ${x.maxModelLen} 时利用率至少约 ${x.minUtil.toFixed(3)} 才能启动。但这些块数是估计值，换一张卡就变；指定块数则在任何 GPU 上都一样。`,
+  ];
+}
+
+/** What `recoverySentences` needs (ms; `swap` absent where it was not measured). */
+export interface RecoveryInput {
+  recompute: KvPoint;
+  swap?: KvPoint;
+  /** `'V0'` when the swap point ran on a real vLLM V0, else it was simulated. */
+  swapHow?: string;
+  recomputeMs: number;
+  swapRoundTripMs: number;
+  swapBlocks: { out?: number; in?: number; maxSwappedRequests?: number };
+}
+
+/** Swap against recompute: the prediction, the longest stalls, and the ITL p99 verdict (Simplified Chinese). */
+export function recoverySentences(x: RecoveryInput): string[] {
+  const longest = (p: KvPoint) => Math.max(...p.itl);
+  const rt = x.swapRoundTripMs.toFixed(1);
+  const predicted = `预测：一次重算约 ${fmtNumber(x.recomputeMs)} ms 的 GPU 时间，一次 swap 往返约 ${rt} ms 的 PCIe 时间。`;
+  if (!x.swap) {
+    return [
+      predicted,
+      `实测最长停顿（重算）：${fmtNumber(longest(x.recompute))} ms` +
+        (longest(x.recompute) > 3 * x.recomputeMs
+          ? '，远大于一次重算本身：停顿主要是被抢占的请求在 WAITING 里等空闲块的时间。'
+          : '，与一次重算本身的代价同一量级。') +
+        '这个服务器上没有测 swap（见 2.1 节），所以没有可比的 swap 停顿。',
+    ];
+  }
+  const b = x.swapBlocks;
+  const itl = compareValues(sample(x.recompute, x.recompute.itl), sample(x.swap, x.swap.itl), 99, {
+    name: 'ITL',
+    thresholdPct: 10,
+  });
+  return [
+    predicted +
+      (b.out !== undefined ? `这次 swap 模式共换出 ${b.out} 块、换入 ${b.in} 块（模拟器计数）。` : '') +
+      (b.maxSwappedRequests !== undefined
+        ? `vLLM V0 的 \`/metrics\` 采样里，同时处于换出状态的请求最多 ${b.maxSwappedRequests} 个（\`vllm:num_requests_swapped\`）。`
+        : ''),
+    `实测最长停顿（${x.swapHow === 'V0' ? 'vLLM V0，真实测量' : '模拟'}）：重算 ${fmtNumber(longest(x.recompute))} ms，swap ${fmtNumber(longest(x.swap))} ms。` +
+      (Math.min(longest(x.recompute), longest(x.swap)) > 3 * x.recomputeMs
+        ? '两者都远大于一次重算或一次搬运本身：停顿主要是被抢占的请求在 WAITING 里等空闲块的时间，恢复方式只决定其中一小部分。'
+        : '停顿与一次恢复本身的代价同一量级。') +
+      verdictSentence(itl),
+    (x.swapHow === 'V0'
+      ? '这是真实的 V0：swap 真的经过 PCIe（3.4 节 nvidia-smi 的 PCIe 吞吐）。'
+      : '在模拟器里，swap 按 4090 的 PCIe 4.0 x16（约 25 GB/s）和每次拷贝的固定开销计费。swap 确实要走 PCIe（课程说“拼的是 PCIe 带宽”），但') +
+      `按预测，一次往返只要约 ${rt} ms；停顿比它长得多时，决定停顿长短的是排队，而不是 PCIe。`,
+  ];
+}
