@@ -168,3 +168,4 @@ export {
   type PrefixPoint,
   type PrefixVerdictInput,
 } from './story-06';
+export { calibrationSentences } from './story-00';
