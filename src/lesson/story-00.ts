@@ -48,7 +48,8 @@ export function calibrationSentences(cal: Omit<ClientCalibration, 'verdict'>): s
   }
   if (paced.length) {
     out.push(
-      `128 路正是第 03 课突发实验的规模；每一轮的事件循环延迟 p99 最大为 ${Math.max(...paced.map((p) => p.eventLoopDelayP99Ms)).toFixed(1)} ms。`,
+      `${paced.some((p) => p.concurrency === 128) ? '128 路正是第 03 课突发实验的规模；' : ''}` +
+        `每一轮的事件循环延迟 p99 最大为 ${Math.max(...paced.map((p) => p.eventLoopDelayP99Ms)).toFixed(1)} ms。`,
     );
   }
   return out;
