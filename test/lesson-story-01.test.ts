@@ -4,7 +4,14 @@
  * its interval).
  */
 import { describe, expect, it } from 'vitest';
-import { naiveTpotValues, pitfallRows, pitfallSentences, rooflineSentences, type PitfallPoint } from '../src/lesson/story-01';
+import {
+  naiveTpotValues,
+  pitfallRows,
+  pitfallSentences,
+  rooflineSentences,
+  warmupSentences,
+  type PitfallPoint,
+} from '../src/lesson/story-01';
 import type { RequestRecord } from '../src/types';
 
 /** A request with `n` output tokens, TTFT `ttft` and a constant TPOT `tpot` (ms). */
@@ -82,5 +89,22 @@ describe('story-01: the remote-API pitfall', () => {
     };
     expect(rooflineSentences({ ...base, tpotP50Ms: 6.7 })[0]).toContain('下限守住了');
     expect(rooflineSentences({ ...base, tpotP50Ms: 3 })[0]).toContain('物理上不可能');
+  });
+
+  it('warm-up sentences: the first request paid the connection, the summary left it out', () => {
+    const records = [
+      rec(0, 40, 6.6, 128, { warmup: true, queueMs: 3 }),
+      ...Array.from({ length: 5 }, (_, i) => rec(i + 1, 11, 6.6, 128)),
+    ];
+    const s = warmupSentences({
+      records,
+      summarized: 5,
+      peakInFlight: 1,
+      client: { clientBound: false, eventLoopDelayP99Ms: 2, cpuPercentOfOneCore: 30 },
+    });
+    expect(s[1]).toContain('多花了 32.0 ms');
+    expect(s[2]).toContain('只用了 5 个正式请求');
+    expect(s[3]).toContain('客户端不是瓶颈');
+    expect(warmupSentences({ records: records.slice(1), summarized: 5, peakInFlight: 1, client: {} })).toHaveLength(1);
   });
 });

@@ -148,9 +148,11 @@ export {
   pitfallRows,
   pitfallSentences,
   rooflineSentences,
+  warmupSentences,
   type PitfallPoint,
   type PitfallRow,
   type RooflineInput,
+  type WarmupInput,
 } from './story-01';
 export {
   gpuWatchNote,

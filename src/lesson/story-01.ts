@@ -127,3 +127,44 @@ export function rooflineSentences(x: RooflineInput): string[] {
       `课程的远程 API 手算示例（约 2050 ms，TPOT 20 ms）是它的预测，比本地 4090 的预测慢约 ${(20 / x.predTpotMs).toFixed(1)} 倍——远程网络和另一套硬件的量级。`,
   ];
 }
+
+/** What `warmupSentences` needs: the run's records, its peak in-flight count and client health. */
+export interface WarmupInput {
+  records: readonly RequestRecord[];
+  /** Requests counted in the summary (`summary.requests`). */
+  summarized: number;
+  peakInFlight: number;
+  /** `manifest.client`: event-loop delay, CPU, load average, cores and whether the client was the bottleneck. */
+  client: Record<string, unknown>;
+}
+
+/**
+ * Sentences (Simplified Chinese) on the warm-up requests: the first one's connection setup and
+ * TTFT against the measured requests' medians, what the summary counted, and the client's health.
+ */
+export function warmupSentences(x: WarmupInput): string[] {
+  const warm = x.records.filter((r) => r.warmup);
+  const measured = x.records.filter((r) => !r.warmup && r.ok);
+  if (!warm.length || !measured.length) return ['这次运行没有预热请求或正式请求，无从比较。'];
+  const w = warm[0];
+  const mQueue = percentile(
+    measured.map((r) => r.queueMs),
+    50,
+  );
+  const mTtft = percentile(metricValues(measured, 'ttftMs'), 50);
+  const extra = w.queueMs + (w.ttftMs ?? Number.NaN) - mQueue - mTtft;
+  const h = x.client;
+  const num = (k: string) => Number(h[k]);
+  const health = `客户端健康（manifest.client）：事件循环延迟 p99 ${num('eventLoopDelayP99Ms').toFixed(1)} ms、CPU ${num('cpuPercentOfOneCore').toFixed(0)}%`;
+  return [
+    `第一个预热请求在客户端里等了 ${w.queueMs.toFixed(2)} ms（建立连接），正式请求的中位数只有 ${mQueue.toFixed(2)} ms；` +
+      `它的 TTFT 是 ${fmtNumber(w.ttftMs ?? Number.NaN)} ms，正式请求的 TTFT 中位数是 ${fmtNumber(mTtft)} ms。`,
+    extra > 0
+      ? `从“想发送”到第一个 token，第一个请求多花了 ${extra.toFixed(1)} ms（一个请求对中位数，没有区间）：这正是要丢掉预热请求的原因。`
+      : '这次第一个请求并没有比正式请求的中位数更慢（连接建立很快）；丢掉预热请求仍然是好习惯。',
+    `统计里只用了 ${x.summarized} 个正式请求（summary.requests），预热的 ${warm.length} 个被排除；同时在飞的请求最多 ${x.peakInFlight} 个。`,
+    h.clientBound
+      ? `${health}——这次运行的计时里含有客户端自己的延迟（${num('loadAverage1m') > num('cores') ? `机器很忙，负载 ${h.loadAverage1m}，${h.cores} 核` : '见第 00 课的校准'}），个别请求的 TTFT 和 ITL 会偏高。`
+      : `${health}，客户端不是瓶颈。`,
+  ];
+}
