@@ -181,3 +181,31 @@ export {
   type MixItlInput,
   type MixTtftStory,
 } from './story-04';
+export {
+  naiveTpotValues,
+  pitfallRows,
+  pitfallSentences,
+  rooflineSentences,
+  warmupSentences,
+  type PitfallPoint,
+  type PitfallRow,
+  type RooflineInput,
+  type WarmupInput,
+} from './story-01';
+export {
+  gpuWatchNote,
+  kvPredictionSentences,
+  kvVerdictSentences,
+  recoverySentences,
+  type GpuWatchInput,
+  type KvPoint,
+  type KvPredictionInput,
+  type KvVerdictInput,
+  type RecoveryInput,
+} from './story-05';
+export {
+  prefixVerdictSentences,
+  type PrefixPoint,
+  type PrefixVerdictInput,
+} from './story-06';
+export { calibrationSentences } from './story-00';
