@@ -17,3 +17,10 @@ describe('circularityNote', () => {
     expect(circularityNote({ simulated: false })).toMatch(/真实的 vLLM：/);
   });
 });
+
+describe('circularityNote on saved runs (lesson 07)', () => {
+  it('speaks of the runs, not of a server answering now', () => {
+    expect(circularityNote({ simulated: true, saved: true })).toMatch(/^注意：这些保存的运行来自模拟器，/);
+    expect(circularityNote({ simulated: false, saved: true })).toMatch(/^这些保存的运行来自真实的 vLLM：/);
+  });
+});
