@@ -142,7 +142,7 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
         const english = tables
           .map((t) => ({ kind: t.kind, caption: t.caption.slice(0, 80), english: englishOnlyHeaders(t) }))
           .filter((t) => t.english.length > 0);
-        expect(english, 'English-only table headers (LoadLab tables and the notebook\'s own)').toEqual([]);
+        expect(english, "English-only table headers (LoadLab tables and the notebook's own)").toEqual([]);
       } finally {
         await page.close();
       }
