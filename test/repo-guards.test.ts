@@ -39,10 +39,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['proc', 'wire'], //                        child processes (spawn, groups, ports, which); vLLM's SSE/usage/error shapes
   ['client'], //                              body, request, timing, errors, url, http-get
   ['schedule', 'stats', 'run'], //            when requests are sent; percentiles and summaries; run files
-  ['workload', 'vllm', 'observe', 'view'], // what is sent; serve flags + launching; /metrics, nvidia-smi; figures, tables
+  ['workload', 'vllm', 'observe', 'view', 'exchange'], // what is sent; serve flags + launching; /metrics, nvidia-smi; figures, tables; vllm bench result files
   ['sim', 'runner'], //                       the simulated vLLM (its own process); one measured run
-  ['calibrate'], //                           measuring the measurer (models a step with sim's cost)
+  ['calibrate', 'sweep'], //                  measuring the measurer (models a step with sim's cost); sweeps of runs
   ['lesson'], //                              what notebooks call: measure, openTarget, helpers
+  ['report'], //                              standalone HTML/CSV reports and run comparisons
   ['cli'], //                                 the loadlab command
   ['index'], //                               the public API
 ];
