@@ -7,6 +7,9 @@
  * - no cell shows an error: no stderr output block holding a stack trace, `…Error:` or a TypeScript
  *   diagnostic (`12:5 - …`; tslab prints compile and runtime errors to stderr, which nbconvert
  *   marks `data-mime-type="application/vnd.jupyter.stderr"`), and no `error` output in the `.ipynb`;
+ * - every chart labels its runs from their manifests: when every run the lesson saved (its `data/NN-…/`
+ *   folder; for 07-replot, every run under `data/`) is simulated, every chart title says "(simulated…)";
+ *   when none is, no title does; a lesson with both kinds of run is only checked for a title on every chart;
  * - in a 1400 px wide window no output overflows (no table, banner, chart or output area wider than
  *   its box or the window) and the run tables LoadLab builds (`summaryTable`, `compareTable`) have
  *   Chinese headers, and so do the tables a notebook builds itself (every column header has Chinese,
@@ -50,7 +53,7 @@ if (skipWhy) console.warn(`lessons-browser: skipped, ${skipWhy}`);
 
 /** What the page reports about itself (computed in the browser). */
 interface PageReport {
-  charts: { id: string; svg: number; traces: number; marks: number; failure: string }[];
+  charts: { id: string; title: string; svg: number; traces: number; marks: number; failure: string }[];
   stderr: string[];
 }
 
@@ -60,6 +63,7 @@ const ALL_DRAWN = `[...document.querySelectorAll('.loadlab-plot')].every((el) =>
 const REPORT = `({
   charts: [...document.querySelectorAll('.loadlab-plot')].map((el) => ({
     id: el.id,
+    title: (el.querySelector('.gtitle') || {}).textContent || '',
     svg: el.querySelectorAll('.main-svg').length,
     traces: el.querySelectorAll('.main-svg .trace').length,
     marks: [...el.querySelectorAll('.main-svg .trace path, .main-svg .trace image')]
@@ -69,6 +73,28 @@ const REPORT = `({
   stderr: [...document.querySelectorAll('[data-mime-type="application/vnd.jupyter.stderr"]')]
     .map((el) => (el.textContent || '').trim()),
 })`;
+
+/** `target.simulated` of every run manifest under `dir` (run folders, sweeps, charts folders skipped). */
+function simulatedMarks(dir: string, depth = 4): boolean[] {
+  if (depth < 0 || !fs.existsSync(dir)) return [];
+  const manifest = path.join(dir, 'manifest.json');
+  if (fs.existsSync(manifest)) {
+    const target = (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { target?: { simulated?: unknown } }).target;
+    return typeof target?.simulated === 'boolean' ? [target.simulated] : [];
+  }
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && e.name !== 'executed' && e.name !== 'charts')
+    .flatMap((e) => simulatedMarks(path.join(dir, e.name), depth - 1));
+}
+
+/** What the lesson's saved runs are: all simulated, all real, mixed, or none found. */
+function lessonProvenance(page: string): 'simulated' | 'real' | 'mixed' | 'none' {
+  const data = path.dirname(EXECUTED);
+  const marks = page.startsWith('07-') ? simulatedMarks(data) : simulatedMarks(path.join(data, page.replace(/\.html$/, '')));
+  if (marks.length === 0) return 'none';
+  return marks.every(Boolean) ? 'simulated' : marks.some(Boolean) ? 'mixed' : 'real';
+}
 
 /** A stderr block that shows a failure, not a harmless warning. */
 const FAILURE = /Traceback|\b\w*Error\b:|^\s*\d+:\d+ - /m;
@@ -134,6 +160,12 @@ describe.skipIf(!!skipWhy)(`executed lessons in headless Chromium (${skipWhy || 
           expect(c.svg, `chart ${c.id} has no SVG`).toBeGreaterThan(0);
           expect(c.traces, `chart ${c.id} has no trace`).toBeGreaterThan(0);
           expect(c.marks, `chart ${c.id} drew nothing inside its traces`).toBeGreaterThan(0);
+        }
+        const provenance = lessonProvenance(name);
+        for (const c of report.charts) {
+          expect(c.title, `chart ${c.id} has no title to carry its runs' label`).not.toBe('');
+          if (provenance === 'simulated') expect(c.title, `chart ${c.id}: its runs are simulated`).toMatch(/\(simulated/);
+          if (provenance === 'real') expect(c.title, `chart ${c.id}: its runs are real`).not.toMatch(/simulated/);
         }
         const overflow = (await page.evaluate(OVERFLOW_REPORT)) as OverflowReport;
         expect(overflow.overflowing, `outputs wider than their box or the ${overflow.viewport} px window`).toEqual([]);
