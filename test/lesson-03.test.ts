@@ -23,6 +23,11 @@ function run(name: string): LoadedRun & { summary: NonNullable<LoadedRun['summar
   return r as LoadedRun & { summary: NonNullable<LoadedRun['summary']> };
 }
 const p99Ttft = (name: string) => run(name).summary.ttftMs.p99;
+/** A run flagged client-bound or simulator-behind: its tail is the machine's, not the server's. */
+const disturbed = (name: string) => !!(run(name).summary.health?.clientBound || run(name).summary.health?.simBehind);
+/** TTFT p99, or p50 when either run was disturbed (the rule the lesson's verdicts follow). */
+const ttftTail = (name: string, other: string) =>
+  disturbed(name) || disturbed(other) ? run(name).summary.ttftMs.p50 : p99Ttft(name);
 /** A saved run as the notebook labels it for its verdict sentences. */
 const side = (name: string, label: string) => ({ ...run(name), label });
 const prose = executedProse('03-burst');
@@ -39,8 +44,8 @@ describe.skipIf(!ready)(`lesson 03-burst (${ready ? 'saved runs' : SKIP})`, () =
     expect(Number((run('burst-128').manifest.client as Record<string, unknown>).peakInFlight)).toBe(128);
   });
 
-  it('the burst of 128 has a clearly higher P99 TTFT than the happy path at concurrency 64', () => {
-    expect(p99Ttft('burst-128')).toBeGreaterThan(1.25 * p99Ttft('happy-c64'));
+  it('the burst of 128 has a clearly higher P99 TTFT than the happy path at concurrency 64 (p50 when disturbed)', () => {
+    expect(ttftTail('burst-128', 'happy-c64')).toBeGreaterThan(1.25 * ttftTail('happy-c64', 'burst-128'));
   });
 
   it('without prefix caching the burst P99 TTFT is far higher still (several 2048-token prefill steps)', () => {
