@@ -56,9 +56,10 @@ export async function dispatchLoad(
     for (let i = 0; i < n; i++) {
       tasks.push(
         gate.run(() => {
-          if (signal.aborted || now() >= deadlineMs) return Promise.resolve();
+          const t = now();
+          if (signal.aborted || t >= deadlineMs) return Promise.resolve();
           dispatched++;
-          return fire(i, now());
+          return fire(i, t);
         }),
       );
     }
