@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../src/cli/run';
+import { parseRunArgs, type RunArgs } from '../src/cli/run-args';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
 
@@ -187,5 +188,26 @@ describe('loadlab run --metrics-interval against the simulator', () => {
     const peak = Math.max(...samples.map((s: { running?: number }) => s.running ?? 0));
     expect(o.stdout).toContain(`peak running ${peak}`);
     expect(peak).toBeLessThanOrEqual(4); // never more than the client's cap
+  });
+});
+
+describe('--duration and --num-prompts (parse only, no server)', () => {
+  const parse = (...extra: string[]) =>
+    parseRunArgs(['--base-url', 'http://127.0.0.1:9', '--out', join(tmp, 'never'), ...extra]) as RunArgs;
+
+  it('--num-prompts is an upper bound; left out it is rate×S (rounded up) or 10000 for a closed loop', () => {
+    expect(parse('--request-rate', '4', '--duration', '2.5').numPrompts).toBe(10);
+    expect(parse('--max-concurrency', '8', '--duration', '60').numPrompts).toBe(10_000);
+    expect(parse('--max-concurrency', '8', '--duration', '60', '--num-prompts', '50')).toMatchObject({
+      numPrompts: 50,
+      durationS: 60,
+    });
+  });
+
+  it('a dataset drawn up front needs --num-prompts with --duration; a trace does not', () => {
+    expect(() => parse('--max-concurrency', '2', '--duration', '5', '--dataset-name', 'random')).toThrow(
+      /--duration with --dataset-name needs --num-prompts N/,
+    );
+    expect(parse('--duration', '5', '--dataset-name', 'trace', '--dataset-path', 'x.jsonl').durationS).toBe(5);
   });
 });

@@ -23,7 +23,7 @@ import { UsageError } from './usage-error';
 export { UsageError } from './usage-error';
 
 /** Usage of `loadlab run`. */
-export const RUN_HELP = `Usage: loadlab run --base-url URL --out DIR --num-prompts N [load] [dataset] [options]
+export const RUN_HELP = `Usage: loadlab run --base-url URL --out DIR (--num-prompts N | --duration S) [load] [dataset] [options]
 Flags named as vllm bench serve's mean what they mean there.
 
 Load:
