@@ -1,18 +1,24 @@
 /**
  * The text summary `loadlab run` prints at the end: one row per latency metric (TTFT, TPOT,
- * ITL, E2E) with n, mean, p50, p95, p99 in ms, then throughput, failures by code, and where
- * the run was saved. Pure: summary in, string out.
+ * ITL, E2E, then the client queue time and TTFT from the intended send time, where coordinated
+ * omission shows) with n, mean, p50, p95, p99 in ms (with `--ci`, bootstrap intervals beside
+ * them), then throughput, failures by code, what the server reported, the stop rule, and where
+ * the run was saved. Pure: summary (and records for intervals) in, string out.
  */
 
-import type { Distribution, ErrorCode, RunSummary } from '../types';
+import type { Distribution, ErrorCode, RequestRecord, RunSummary } from '../types';
 import { ERROR_CODES } from '../types';
 import { formatGoodput } from '../stats/goodput';
+import { CI_NOTE, ciCell } from './ci-cells';
+import { alignRows, type LatencyRow, metricSamples, ROW_LABELS } from './percentile-table';
 
-const ROWS: Array<[string, keyof RunSummary]> = [
-  ['TTFT', 'ttftMs'],
-  ['TPOT', 'tpotMs'],
-  ['ITL', 'itlMs'],
-  ['E2E', 'e2eMs'],
+const ROWS: Array<[string, keyof RunSummary, LatencyRow]> = [
+  ['TTFT', 'ttftMs', 'ttft'],
+  ['TPOT', 'tpotMs', 'tpot'],
+  ['ITL', 'itlMs', 'itl'],
+  ['E2E', 'e2eMs', 'e2el'],
+  [ROW_LABELS.queue, 'queueMs', 'queue'],
+  [ROW_LABELS.ttft_intended, 'ttftFromIntendedMs', 'ttft_intended'],
 ];
 
 function num(x: number | null | undefined, digits = 1): string {
@@ -26,16 +32,22 @@ export function formatFailures(summary: RunSummary): string {
   return parts.length > 0 ? `${summary.failed} (${parts.join(', ')})` : String(summary.failed);
 }
 
-/** The latency table (ms) as aligned text. */
-export function formatLatencyTable(summary: RunSummary): string {
+/**
+ * The latency table (ms) as aligned text. With `ci` and the run's `records`, each percentile
+ * carries its bootstrap interval over the same samples as the summary (ci-cells.ts).
+ */
+export function formatLatencyTable(summary: RunSummary, opts: { records?: readonly RequestRecord[]; ci?: boolean } = {}): string {
   const header = ['metric (ms)', 'n', 'mean', 'p50', 'p95', 'p99'];
-  const rows = ROWS.map(([label, key]) => {
-    const d = summary[key] as Distribution;
-    return [label, String(d.n), num(d.mean), num(d.p50), num(d.p95), num(d.p99)];
+  const ci = opts.ci === true && opts.records !== undefined;
+  const rows = ROWS.map(([label, key, row]) => {
+    const d = summary[key] as Distribution | undefined;
+    if (d === undefined) return [label, '0', '–', '–', '–', '–']; // a summary saved before the row existed
+    const xs = ci && row !== 'itl' ? metricSamples(opts.records!, row) : undefined;
+    const cells = ([50, 95, 99] as const).map((p) => (ci ? ciCell(xs, p, d[`p${p}`]) : num(d[`p${p}`])));
+    return [label, String(d.n), num(d.mean), ...cells];
   });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [line(header), ...rows.map(line)].join('\n');
+  const table = alignRows(header, rows);
+  return ci ? `${CI_NOTE}\n${table}` : table;
 }
 
 /** What a finished run reports on the terminal. */
@@ -52,6 +64,10 @@ export interface RunReportInput {
   warnings?: string[];
   /** Replaces the default latency table (e.g. the one `--metric-percentiles` asks for). */
   latencyTable?: string;
+  /** What the server's `/metrics` reported during the run (server-line.ts). */
+  serverLine?: string;
+  /** How issuing stopped, with `--duration`. */
+  stopLine?: string;
 }
 
 /** The whole end-of-run report. */
@@ -74,6 +90,8 @@ export function formatRunReport(r: RunReportInput): string {
       `goodput ${num(s.goodput.requestsPerSec, 2)} req/s (${s.goodput.good} of ${s.completed} met ${formatGoodput(s.goodput.slo)})`,
     );
   }
+  if (r.serverLine) out.push(`server    ${r.serverLine}`);
+  if (r.stopLine) out.push(`stop      ${r.stopLine}`);
   for (const w of r.warnings ?? []) out.push(`warning   ${w}`);
   if (r.status !== 'complete') out.push(`status    ${r.status}`);
   out.push(r.dir ? `saved to  ${r.dir}` : 'not saved');

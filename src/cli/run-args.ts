@@ -3,8 +3,11 @@
  * (exit 2) whose message names the fix. Where `vllm bench serve` has the same concept, the flag
  * has its name and meaning (vllm/benchmarks/serve.py): `--request-rate` (default inf),
  * `--burstiness`, `--max-concurrency`, `--num-prompts`, `--num-warmups`, `--seed`, `--ignore-eos`,
- * the dataset flags (run-dataset-args.ts), `--goodput`, `--percentile-metrics`, `--metric-percentiles`.
- * Deviation: `--num-prompts` has no default (vLLM's is 1000) except for a trace (all its lines).
+ * the dataset flags (run-dataset-args.ts), `--goodput`, `--percentile-metrics`, `--metric-percentiles`,
+ * `--header`, `--extra-body` and the sampling flags (run-request-args.ts). LoadLab's own:
+ * `--duration`, `--metrics-interval`, `--ci` (run-measure-args.ts).
+ * Deviation: `--num-prompts` has no default (vLLM's is 1000) except for a trace (all its lines) and
+ * with `--duration` (then it is an upper bound: `durationCount`).
  */
 
 import { parseArgs } from 'node:util';
@@ -13,19 +16,23 @@ import { burst, closedLoop, type LoadShape, openLoop } from '../schedule/shapes'
 import type { Slo } from '../types';
 import { CHALLENGES_PROMPT } from '../workload/prompts';
 import { DATASET_OPTIONS, datasetFlags, goodputFlag, percentileFlags, spreadGoodput } from './run-dataset-args';
+import { durationCount, durationFlag, MEASURE_OPTIONS, metricsIntervalFlag } from './run-measure-args';
+import { REQUEST_OPTIONS, type RequestExtras, requestFlags, spreadRequestArgs } from './run-request-args';
 import { UsageError } from './usage-error';
 
 export { UsageError } from './usage-error';
 
 /** Usage of `loadlab run`. */
-export const RUN_HELP = `Usage: loadlab run --base-url URL --out DIR --num-prompts N [load] [dataset] [options]
+export const RUN_HELP = `Usage: loadlab run --base-url URL --out DIR (--num-prompts N | --duration S) [load] [dataset] [options]
 Flags named as vllm bench serve's mean what they mean there.
 
 Load:
   --request-rate R                  requests/s, Poisson by default; inf (default) = all at once
   --burstiness K                    gamma shape of the gaps (1 Poisson, <1 burstier, inf constant)
   --max-concurrency C               cap requests in flight; with rate inf: a closed loop of C
-  --num-prompts N                   requests in all (required; a trace defaults to all its lines)
+  --num-prompts N                   requests in all (required; a trace defaults to all its lines;
+                                    with --duration an upper bound, default rate×S, or 10000 for a closed loop)
+  --duration S                      stop issuing after S s of load; requests in flight finish and are kept
   --seed S                          arrivals and dataset seed (default 0)
 
 Dataset (default: one prompt, --prompt or --prompt-tokens):
@@ -44,10 +51,17 @@ Request:
   --prompt-tokens P                 a prompt of P tokens (counted by the server's /tokenize)
   --max-tokens T                    output cap without a dataset (default 128)
   --ignore-eos                      force exactly the asked output length
+  --header KEY=VALUE …              extra HTTP headers on every request (only their names are saved)
+  --extra-body JSON                 a JSON object merged into every request body, e.g. '{"top_k": 20}'
+  --temperature T  --top-p P  --top-k K  --min-p P            sampling parameters, sent only when given
+  --frequency-penalty F  --presence-penalty F  --repetition-penalty R
 
 Report:
   --goodput ttft:MS tpot:MS e2el:MS requests/s meeting every SLO (vLLM's definition)
   --percentile-metrics ttft,tpot,itl,e2el   --metric-percentiles 50,90,99   (vLLM defaults ttft,tpot,itl and 99)
+  --ci                              95% bootstrap intervals beside the percentiles (seeded)
+  --metrics-interval MS             scrape the server's /metrics every MS ms into metrics.jsonl
+  (the table always has queue time and TTFT from the intended send time)
 
 Run:
   --out DIR                         run folder (required)
@@ -109,6 +123,8 @@ const OPTIONS = {
   quiet: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   ...DATASET_OPTIONS,
+  ...REQUEST_OPTIONS,
+  ...MEASURE_OPTIONS,
 } as const;
 
 /** Flags renamed to vllm bench serve's names in 0.1 (no aliases): old name → what to write now. */
@@ -150,6 +166,14 @@ export interface RunArgs {
   dataset?: ReturnType<typeof datasetFlags>;
   slo?: Slo;
   percentiles?: ReturnType<typeof percentileFlags>;
+  /** Headers and body fields added to every request. */
+  request: RequestExtras;
+  /** `--duration`, s. */
+  durationS?: number;
+  /** `--metrics-interval`, ms. */
+  metricsIntervalMs?: number;
+  /** `--ci`: bootstrap intervals in the printed table. */
+  ci: boolean;
 }
 
 function renamedCheck(argv: readonly string[]): void {
@@ -162,7 +186,12 @@ function renamedCheck(argv: readonly string[]): void {
 /** The checked flags, or `'help'`. Throws UsageError (or checkRunDir's Error) naming the fix. */
 export function parseRunArgs(argv: string[]): 'help' | RunArgs {
   renamedCheck(argv);
-  const v = parseArgs({ args: spreadGoodput(argv), options: OPTIONS, strict: true, allowPositionals: false }).values;
+  const v = parseArgs({
+    args: spreadRequestArgs(spreadGoodput(argv)),
+    options: OPTIONS,
+    strict: true,
+    allowPositionals: false,
+  }).values;
   if (v.help) return 'help';
   if (!v['base-url']) throw new UsageError('--base-url is required, e.g. --base-url http://127.0.0.1:8000');
   if (!v.out) throw new UsageError('--out DIR is required: the folder where the run is saved, e.g. --out data/runs/c8');
@@ -177,15 +206,23 @@ export function parseRunArgs(argv: string[]): 'help' | RunArgs {
     const f = v.prompt !== undefined ? 'prompt' : v['prompt-tokens'] !== undefined ? 'prompt-tokens' : 'max-tokens';
     throw new UsageError(`--${f} does not apply with --dataset-name: the dataset gives the prompts and output lengths`);
   }
-  const numPrompts = int('num-prompts', v['num-prompts']);
-  const out: RunArgs = { v };
+  let numPrompts = int('num-prompts', v['num-prompts']);
+  const durationS = durationFlag(v);
+  const out: RunArgs = { v, request: requestFlags(v, v['api-key'] !== undefined), ci: v.ci ?? false };
   if (dataset?.name === 'trace') {
     const load = (['request-rate', 'burstiness', 'max-concurrency'] as const).find((k) => v[k] !== undefined);
     if (load) throw new UsageError(`--${load} does not apply to a trace, which is sent at its own timestamps; drop it`);
+  } else if (durationS !== undefined) {
+    out.shape = shapeFrom(v, numPrompts ?? 1);
+    numPrompts = durationCount(out.shape, durationS, numPrompts, dataset !== undefined);
   } else {
-    if (numPrompts === undefined) throw new UsageError('--num-prompts N is required: how many requests to send');
+    if (numPrompts === undefined)
+      throw new UsageError('--num-prompts N is required (or --duration S): how many requests to send');
     out.shape = shapeFrom(v, numPrompts);
   }
+  if (durationS !== undefined) out.durationS = durationS;
+  const metricsIntervalMs = metricsIntervalFlag(v);
+  if (metricsIntervalMs !== undefined) out.metricsIntervalMs = metricsIntervalMs;
   if (numPrompts !== undefined) out.numPrompts = numPrompts;
   if (dataset) out.dataset = dataset;
   const slo = goodputFlag(v);

@@ -6,16 +6,15 @@
 
 import { resolveApiKey } from '../client/url';
 import { CHALLENGES_PROMPT, promptOfTokens } from '../workload/prompts';
-import { runLoad, type RunResult } from '../runner/runner';
+import { type RunLoadOptions, runLoad } from '../runner/runner';
 import { describeShape, type LoadShape, timeline } from '../schedule/shapes';
 import { explainNoModels } from '../runner/target-diagnosis';
 import { makeRequest } from '../workload/workload';
 import { DatasetError, type LoadedDataset, loadDataset } from '../workload/datasets/index';
 import type { Api, RequestSpec } from '../types';
 import type { CliIo } from './io';
-import { formatPercentileTable } from './percentile-table';
-import { formatRunReport } from './report';
 import { int, parseRunArgs, RUN_HELP, type RunArgs, seconds, UsageError, type Values } from './run-args';
+import { runReport } from './run-report';
 
 export { RUN_HELP } from './run-args';
 
@@ -32,21 +31,6 @@ async function promptText(
   notes.push(`prompt of ${p.tokens} tokens (${p.method}${p.note ? `: ${p.note}` : ''})`);
   if (p.estimated) io.stderr.write(`loadlab run: prompt length is estimated, not counted (${p.note})\n`);
   return p.text;
-}
-
-/** The report printed after a run; `loadLabel` describes the load (shape, requests, warm-up). */
-function reportOf(result: RunResult, loadLabel: string, args: RunArgs): string {
-  const t = result.manifest.target;
-  const warnings = result.summary.health?.warnings ?? [];
-  return formatRunReport({
-    summary: result.summary,
-    dir: result.dir,
-    status: result.manifest.status,
-    targetLabel: `${t.kind}${t.simulated ? ' (simulated)' : ''} ${t.baseUrl} model ${t.model}`,
-    loadLabel,
-    warnings,
-    ...(args.percentiles ? { latencyTable: formatPercentileTable(result.records, args.percentiles) } : {}),
-  });
 }
 
 /** The dataset of `--dataset-name`, loaded with the run's count, seed, API and --ignore-eos; throws DatasetError. */
@@ -85,16 +69,40 @@ function loadPlan(
   ds: LoadedDataset | undefined,
   single: RequestSpec | undefined,
 ): { workload: RequestSpec[]; requests: number; shape: LoadShape } {
-  if (!ds) return { workload: [single!], requests: args.numPrompts!, shape: args.shape! };
+  const extra = args.request.extraBody;
+  const withBody = (s: RequestSpec): RequestSpec => (extra ? { ...s, extraBody: { ...s.extraBody, ...extra } } : s);
+  if (!ds) return { workload: [withBody(single!)], requests: args.numPrompts!, shape: args.shape! };
+  const specs = ds.requests.map(withBody);
   if (ds.atMs) {
     const at = ds.atMs;
-    return {
-      workload: ds.requests,
-      requests: ds.requests.length,
-      shape: timeline(ds.requests.map((request, i) => ({ atMs: at[i], request }))),
-    };
+    return { workload: specs, requests: specs.length, shape: timeline(specs.map((request, i) => ({ atMs: at[i], request }))) };
   }
-  return { workload: ds.requests, requests: ds.requests.length, shape: args.shape! };
+  return { workload: specs, requests: specs.length, shape: args.shape! };
+}
+
+/** `runLoad`'s options from the flags and the plan (everything but the workload description). */
+function loadOptions(args: RunArgs, plan: ReturnType<typeof loadPlan>, apiKey: string | undefined): RunLoadOptions {
+  const v = args.v;
+  const timeoutS = seconds('timeout-s', v['timeout-s']);
+  const idleS = seconds('idle-timeout-s', v['idle-timeout-s']);
+  return {
+    baseUrl: v['base-url']!,
+    ...(v.model !== undefined ? { model: v.model } : {}),
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(args.request.headers ? { headers: args.request.headers } : {}),
+    workload: plan.workload,
+    requests: plan.requests,
+    ...(args.slo ? { slo: args.slo } : {}),
+    shape: plan.shape,
+    warmup: int('num-warmups', v['num-warmups'], 0) ?? 0,
+    out: v.out!,
+    replace: v.replace ?? false,
+    ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
+    ...(idleS !== undefined ? { idleTimeoutMs: idleS * 1000 } : {}),
+    ...(args.durationS !== undefined ? { durationMs: args.durationS * 1000 } : {}),
+    ...(args.metricsIntervalMs !== undefined ? { sampleMetrics: args.metricsIntervalMs } : {}),
+    progress: !v.quiet,
+  };
 }
 
 /** What to print for a failed run: the error's message, or why the server listed no models. */
@@ -136,28 +144,15 @@ export async function runCommand(
     const apiKey = resolveApiKey(v['api-key']); // the same key for /tokenize as for the run
     const text = ds ? undefined : await promptText(v, promptTokens, apiKey, notes, io);
     const single = text === undefined ? undefined : makeRequest(text, { api, maxTokens, fixedOutput: v['ignore-eos'] ?? false });
-    const { workload, requests, shape } = loadPlan(args, ds, single);
+    const plan = loadPlan(args, ds, single);
+    const { requests, shape } = plan;
     if (ds && args.numPrompts !== undefined && requests !== args.numPrompts) {
       notes.push(`the ${ds.name} dataset gave ${requests} requests for --num-prompts ${args.numPrompts}`);
     }
     const warmup = int('num-warmups', v['num-warmups'], 0) ?? 0;
-    const timeoutS = seconds('timeout-s', v['timeout-s']);
-    const idleS = seconds('idle-timeout-s', v['idle-timeout-s']);
     const result = await runLoad({
-      baseUrl: v['base-url']!,
-      ...(v.model !== undefined ? { model: v.model } : {}),
-      ...(apiKey !== undefined ? { apiKey } : {}),
-      workload,
-      requests,
-      ...(args.slo ? { slo: args.slo } : {}),
-      shape,
-      warmup,
-      out: v.out!,
-      replace: v.replace ?? false,
-      ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
-      ...(idleS !== undefined ? { idleTimeoutMs: idleS * 1000 } : {}),
+      ...loadOptions(args, plan, apiKey),
       signal: stop.signal,
-      progress: !v.quiet,
       manifestExtra: {
         ...(notes.length > 0 ? { notes } : {}),
         workload: {
@@ -169,13 +164,13 @@ export async function runCommand(
           ...(args.percentiles
             ? { percentileMetrics: args.percentiles.metrics, metricPercentiles: args.percentiles.percentiles }
             : {}),
+          ...args.request.info,
         },
       },
     });
     const from = ds ? `, dataset ${ds.name}` : '';
-    io.stdout.write(
-      reportOf(result, `${describeShape(shape)}, ${requests} requests${from}${warmup ? ` (+${warmup} warm-up)` : ''}`, args),
-    );
+    const count = args.durationS === undefined ? `${requests} requests` : `${args.durationS} s, at most ${requests} requests`;
+    io.stdout.write(runReport(result, `${describeShape(shape)}, ${count}${from}${warmup ? ` (+${warmup} warm-up)` : ''}`, args));
     if (result.manifest.status === 'interrupted') return 130;
     return result.summary.requests > 0 && result.summary.completed === 0 ? 1 : 0;
   } catch (err) {

@@ -35,6 +35,13 @@ export interface RunLoadOptions {
   timeoutMs?: number;
   /** No-bytes timeout, ms; default: the client's. */
   idleTimeoutMs?: number;
+  /**
+   * Stop rule: stop issuing measured requests this many ms after the measured load starts
+   * (warm-up not counted); requests issued before then finish (within the timeout) and are
+   * recorded; `requests` becomes an upper bound. The manifest records `load.options.stopRule`.
+   * Default: none (all `requests` are sent).
+   */
+  durationMs?: number;
   /** Abort = stop sending, cancel in flight, write what was measured, status `'interrupted'`. */
   signal?: AbortSignal;
   /** SLOs for goodput, ms. */

@@ -37,3 +37,46 @@ export function watchRunStop(signal: AbortSignal | undefined, abortOnSigint: boo
     },
   };
 }
+
+/**
+ * The duration stop rule of a run, as its manifest records it (`load.options.stopRule`): issuing
+ * stops `durationMs` after the measured load starts (warm-up not counted); requests issued before
+ * the deadline run to completion (within the request timeout) and are all recorded; requests
+ * intended at or after it are never sent. `--num-prompts` / `requests` is the upper bound.
+ */
+export interface DurationStopRule {
+  rule: 'duration';
+  durationMs: number;
+  /** Run-clock ms when issuing stopped (measured load start + durationMs). */
+  deadlineMs: number;
+  /** What happens to requests in flight at the deadline: they finish and are recorded. */
+  inFlight: 'finish';
+  /** The upper bound on measured requests. */
+  maxRequests: number;
+  /** Measured requests issued (intended before the deadline). */
+  issued: number;
+  /** What ended the issuing: the deadline, the count (all `maxRequests` issued first) or an interrupt. */
+  stoppedBy: 'duration' | 'count' | 'interrupt';
+}
+
+/** Throws a TypeError naming the fix unless `durationMs` is undefined or a finite number > 0. */
+export function checkDurationMs(durationMs: unknown): void {
+  if (durationMs === undefined) return;
+  if (typeof durationMs !== 'number' || !Number.isFinite(durationMs) || durationMs <= 0) {
+    throw new TypeError(
+      `durationMs must be a finite number of ms > 0 (stop issuing requests that long after the load starts), got ${String(durationMs)}`,
+    );
+  }
+}
+
+/** The stop rule a finished run records. */
+export function durationStopRule(
+  durationMs: number,
+  deadlineMs: number,
+  maxRequests: number,
+  issued: number,
+  interrupted: boolean,
+): DurationStopRule {
+  const stoppedBy = interrupted ? 'interrupt' : issued < maxRequests ? 'duration' : 'count';
+  return { rule: 'duration', durationMs, deadlineMs, inFlight: 'finish', maxRequests, issued, stoppedBy };
+}

@@ -6,6 +6,7 @@
  * is ms since it, and `manifest.clock.originEpochMs` maps it to wall time.
  * Intended send times: closed loop = the moment a slot frees; burst/open/timeline = the
  * schedule (paced on the absolute clock by `sleepUntil`). `queueMs` shows any client wait.
+ * Duration (`durationMs`): no request is issued after the deadline; those issued before finish.
  * Abort (`signal`): no new sends, in-flight requests end as `aborted` records, the summary of
  * what was recorded is written and the manifest says `'interrupted'`; the promise resolves.
  */
@@ -19,7 +20,7 @@ import { loadManifestInput, memoryManifest } from './manifest-input';
 import { createProgress, type Progress, type ProgressTracker } from './progress';
 import { runPatch, runSummary, saveOutcome, type RunObservations } from './runner-outcome';
 import { createRunSender, type RunSender } from './runner-sender';
-import { watchRunStop, type RunStop } from './runner-stop';
+import { checkDurationMs, durationStopRule, watchRunStop, type RunStop } from './runner-stop';
 import type { LoadShape } from '../schedule/shapes';
 import { resolveTarget, type ResolvedTarget } from './target';
 import { resolveRunOptions, type ResolvedRunOptions } from './validate';
@@ -37,6 +38,7 @@ export const OPEN_LOOP_CONNECTIONS = 256;
 /** Run a load test. Throws only on bad options or an unusable target (before any load). */
 export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const ro = resolveRunOptions(opts);
+  checkDurationMs(opts.durationMs);
   const apiKey = resolveApiKey(opts.apiKey);
   const target = await resolveTarget(opts.baseUrl, { model: opts.model, apiKey });
   const preflight = await preflightPrompts(target, ro, apiKey);
@@ -59,7 +61,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const sender = createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers(opts, target.rootUrl, now, writer);
   const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl) : undefined;
-  const load = await driveLoad(ro, sender, now, progress, stop.signal).catch(async (err: unknown) => {
+  const load = await driveLoad(ro, sender, now, progress, stop.signal, opts.durationMs).catch(async (err: unknown) => {
     await samplers.stop();
     progress.finish();
     writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
@@ -89,6 +91,11 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     preflight,
   };
   const patch = runPatch(manifest, counts, seen, status === 'interrupted');
+  if (opts.durationMs !== undefined && load.deadlineMs !== undefined) {
+    const issued = sender.records.filter((r) => !r.warmup).length;
+    const stopRule = durationStopRule(opts.durationMs, load.deadlineMs, ro.n, issued, status === 'interrupted');
+    patch.load = { ...manifest.load, options: { ...manifest.load.options, stopRule } };
+  }
   const final = saveOutcome(writer, manifest, summary, patch, status);
   if (sender.callbackError !== undefined) throw sender.callbackError;
   const records = sender.records;
@@ -166,7 +173,8 @@ async function driveLoad(
   now: () => number,
   progress: ProgressTracker,
   signal: AbortSignal,
-): Promise<{ health: ClientHealthWatch; latenessMs: number[] }> {
+  durationMs?: number,
+): Promise<{ health: ClientHealthWatch; latenessMs: number[]; deadlineMs?: number }> {
   const { shape, n, warmup, specOf } = ro;
   let health: ClientHealthWatch | undefined;
   try {
@@ -174,11 +182,13 @@ async function driveLoad(
     for (let k = 0; k < warmup && !signal.aborted; k++) await sender.fire(k, specOf(k % n), now(), true);
     progress.setPhase('load');
     health = startClientHealth();
+    const deadlineMs = durationMs === undefined ? undefined : now() + durationMs;
     const { latenessMs } = await dispatchLoad(shape, n, (i, due) => sender.fire(warmup + i, specOf(i), due, false), {
       now,
       signal,
+      ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     });
-    return { health, latenessMs };
+    return { health, latenessMs, ...(deadlineMs !== undefined ? { deadlineMs } : {}) };
   } catch (err) {
     health?.stop();
     throw err;

@@ -7,6 +7,9 @@
  *   absolute clock (`sleepUntil`), in time order; an open loop's `maxConcurrency` makes late
  *   arrivals wait for a slot (their wait shows in the record's `queueMs`).
  * - abort: nothing new is sent; requests waiting for a slot are dropped (never sent).
+ * - deadline (`deadlineMs`): nothing is issued at or after it (closed: a slot freeing then sends
+ *   nothing; scheduled: arrivals due then are never sent); requests issued before it are still
+ *   sent, even if they wait for a slot (their wait shows in `queueMs`).
  */
 
 import { arrivalOffsets } from './arrivals';
@@ -20,6 +23,8 @@ export interface DispatchOptions {
   now: () => number;
   /** Stop sending when aborted. */
   signal: AbortSignal;
+  /** Run-clock ms at which issuing stops (a duration stop rule); default none. */
+  deadlineMs?: number;
 }
 
 /** What the dispatcher saw. */
@@ -40,7 +45,7 @@ export async function dispatchLoad(
   fire: (i: number, intendedStartMs: number) => Promise<void>,
   opts: DispatchOptions,
 ): Promise<DispatchReport> {
-  const { now, signal } = opts;
+  const { now, signal, deadlineMs = Infinity } = opts;
   const tasks: Array<Promise<void>> = [];
   const latenessMs: number[] = [];
   let dispatched = 0;
@@ -51,9 +56,10 @@ export async function dispatchLoad(
     for (let i = 0; i < n; i++) {
       tasks.push(
         gate.run(() => {
-          if (signal.aborted) return Promise.resolve();
+          const t = now();
+          if (signal.aborted || t >= deadlineMs) return Promise.resolve();
           dispatched++;
-          return fire(i, now());
+          return fire(i, t);
         }),
       );
     }
@@ -63,6 +69,7 @@ export async function dispatchLoad(
     const start = now();
     for (const i of order) {
       const due = start + offsets[i];
+      if (due >= deadlineMs) break;
       latenessMs.push(due > now() ? await sleepUntil(due, { now, signal }) : now() - due);
       if (signal.aborted) break;
       const run = () => {

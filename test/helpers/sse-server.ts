@@ -43,6 +43,8 @@ export interface SeenRequest {
   path: string;
   requestId?: string;
   authorization?: string;
+  /** Every request header (names lower-cased, as Node gives them). */
+  headers: Record<string, string | string[] | undefined>;
   body: unknown;
   /** Epoch ms (`performance.timeOrigin + performance.now()`) when the request body was read. */
   receivedAtMs: number;
@@ -125,6 +127,7 @@ export async function startScriptedServer(config: ServerConfig = {}): Promise<Sc
         path: url,
         requestId: req.headers['x-request-id'] as string | undefined,
         authorization: req.headers.authorization,
+        headers: { ...req.headers },
         body,
         receivedAtMs: performance.timeOrigin + t0,
         chunkWrittenAtMs: [],

@@ -1,0 +1,72 @@
+/**
+ * The measurement flags of `loadlab run`, which `vllm bench serve` does not have:
+ * - `--duration S`: a stop rule. Issuing stops S seconds after the measured load starts (warm-up
+ *   not counted); requests issued before then run to completion within `--timeout-s` and are all
+ *   recorded, so nothing measured is lost and no latency is cut short (guidellm's `--max-seconds`
+ *   instead stops processing too: src/guidellm/scheduler/constraints/request.py
+ *   `MaxDurationConstraint`). `--num-prompts` becomes an upper bound; see `durationCount`.
+ * - `--metrics-interval MS`: scrape the server's `/metrics` every MS ms (jittered, seeded) into
+ *   `metrics.jsonl`.
+ * - `--ci`: seeded bootstrap intervals (95 %) for the printed percentiles.
+ */
+
+import type { LoadShape } from '../schedule/shapes';
+import { UsageError } from './usage-error';
+
+/** parseArgs specs of these flags. */
+export const MEASURE_OPTIONS = {
+  duration: { type: 'string' },
+  'metrics-interval': { type: 'string' },
+  ci: { type: 'boolean' },
+} as const;
+
+/** With `--duration` and no `--num-prompts`, a closed loop sends at most this many requests. */
+export const DURATION_MAX_PROMPTS = 10_000;
+
+/** Fastest `/metrics` scrape period `--metrics-interval` accepts, ms (a scrape itself takes ms). */
+export const MIN_METRICS_INTERVAL_MS = 50;
+
+/** Longest duration a run accepts, s (Node's longest timer, about 24 days, as `--timeout-s`). */
+const MAX_DURATION_S = Math.floor((2 ** 31 - 1) / 1000);
+
+type Flags = Partial<Record<keyof typeof MEASURE_OPTIONS, string | boolean>>;
+
+/** `--duration` in s, or undefined. */
+export function durationFlag(v: Flags): number | undefined {
+  const raw = v.duration as string | undefined;
+  if (raw === undefined) return undefined;
+  const s = Number(raw);
+  if (raw.trim() === '' || !(s > 0) || s > MAX_DURATION_S) {
+    throw new UsageError(`--duration must be seconds > 0 (at most ${MAX_DURATION_S}), got '${raw}', e.g. --duration 60`);
+  }
+  return s;
+}
+
+/**
+ * How many requests a run with `--duration S` may send. `--num-prompts N` given: N, an upper bound
+ * (the run ends at whichever comes first). Left out: ceil(rate × S) for a finite rate,
+ * DURATION_MAX_PROMPTS for a closed loop; a dataset needs N (it is drawn up front). A burst
+ * (rate inf, no cap) sends everything at t=0, so a duration cannot stop it: refused.
+ */
+export function durationCount(shape: LoadShape, durationS: number, numPrompts: number | undefined, dataset: boolean): number {
+  if (shape.kind === 'burst') {
+    throw new UsageError(
+      '--duration needs --max-concurrency C (a closed loop) or a finite --request-rate R: with rate inf every request is sent at t=0',
+    );
+  }
+  if (numPrompts !== undefined) return numPrompts;
+  if (dataset) throw new UsageError('--duration with --dataset-name needs --num-prompts N (the dataset is drawn up front)');
+  if (shape.kind === 'open') return Math.max(1, Math.ceil(shape.rate * durationS));
+  return DURATION_MAX_PROMPTS;
+}
+
+/** `--metrics-interval` in ms, or undefined. */
+export function metricsIntervalFlag(v: Flags): number | undefined {
+  const raw = v['metrics-interval'] as string | undefined;
+  if (raw === undefined) return undefined;
+  const ms = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(ms) || ms < MIN_METRICS_INTERVAL_MS) {
+    throw new UsageError(`--metrics-interval must be ms ≥ ${MIN_METRICS_INTERVAL_MS}, got '${raw}', e.g. --metrics-interval 250`);
+  }
+  return ms;
+}
