@@ -7,6 +7,7 @@
 import type { Distribution, ErrorCode, RunSummary } from '../types';
 import { ERROR_CODES } from '../types';
 import { formatGoodput } from '../stats/goodput';
+import { formatTurnTable } from './turn-table';
 
 const ROWS: Array<[string, keyof RunSummary]> = [
   ['TTFT', 'ttftMs'],
@@ -65,6 +66,7 @@ export function formatRunReport(r: RunReportInput): string {
   );
   out.push('');
   out.push(r.latencyTable ?? formatLatencyTable(s));
+  if (s.byTurn) out.push('', formatTurnTable(s.byTurn)); // multi-turn runs
   out.push('');
   out.push(
     `req/s ${num(s.requestsPerSec, 2)}   output tok/s ${num(s.outputTokensPerSec, 1)}   total tok/s ${num(s.totalTokensPerSec, 1)}`,

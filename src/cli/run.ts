@@ -15,6 +15,7 @@ import type { Api, RequestSpec } from '../types';
 import type { CliIo } from './io';
 import { formatPercentileTable } from './percentile-table';
 import { formatRunReport } from './report';
+import { isSessions, sessionsDataset } from './run-sessions';
 import { int, parseRunArgs, RUN_HELP, type RunArgs, seconds, UsageError, type Values } from './run-args';
 
 export { RUN_HELP } from './run-args';
@@ -52,6 +53,7 @@ function reportOf(result: RunResult, loadLabel: string, args: RunArgs): string {
 /** The dataset of `--dataset-name`, loaded with the run's count, seed, API and --ignore-eos; throws DatasetError. */
 function datasetOf(a: RunArgs): LoadedDataset | undefined {
   if (!a.dataset) return undefined;
+  if (a.v['multi-turn']) return sessionsDataset(a);
   const seed = int('seed', a.v.seed, 0);
   return loadDataset({
     ...a.dataset,
@@ -84,8 +86,9 @@ function loadPlan(
   args: RunArgs,
   ds: LoadedDataset | undefined,
   single: RequestSpec | undefined,
-): { workload: RequestSpec[]; requests: number; shape: LoadShape } {
+): { workload?: RequestSpec[]; requests: number; shape: LoadShape } {
   if (!ds) return { workload: [single!], requests: args.numPrompts!, shape: args.shape! };
+  if (isSessions(ds)) return { requests: ds.requests.length, shape: ds.sessions };
   if (ds.atMs) {
     const at = ds.atMs;
     return {
@@ -137,7 +140,7 @@ export async function runCommand(
     const text = ds ? undefined : await promptText(v, promptTokens, apiKey, notes, io);
     const single = text === undefined ? undefined : makeRequest(text, { api, maxTokens, fixedOutput: v['ignore-eos'] ?? false });
     const { workload, requests, shape } = loadPlan(args, ds, single);
-    if (ds && args.numPrompts !== undefined && requests !== args.numPrompts) {
+    if (ds && !isSessions(ds) && args.numPrompts !== undefined && requests !== args.numPrompts) {
       notes.push(`the ${ds.name} dataset gave ${requests} requests for --num-prompts ${args.numPrompts}`);
     }
     const warmup = int('num-warmups', v['num-warmups'], 0) ?? 0;
@@ -147,7 +150,7 @@ export async function runCommand(
       baseUrl: v['base-url']!,
       ...(v.model !== undefined ? { model: v.model } : {}),
       ...(apiKey !== undefined ? { apiKey } : {}),
-      workload,
+      ...(workload ? { workload } : {}),
       requests,
       ...(args.slo ? { slo: args.slo } : {}),
       shape,

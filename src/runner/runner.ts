@@ -14,6 +14,7 @@ import { createClient, type Client } from '../client/client';
 import type { RunManifest } from '../run/manifest';
 import { createRun, type RunWriter } from '../run/store';
 import { dispatchLoad } from '../schedule/dispatch';
+import { runSessions, type SessionFire, type SessionsReport } from '../schedule/session-driver';
 import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
 import { loadManifestInput, memoryManifest } from './manifest-input';
 import { createProgress, type Progress, type ProgressTracker } from './progress';
@@ -87,6 +88,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     sent: sender.sent,
     recorded: sender.records.length,
     preflight,
+    ...(load.sessions ? { sessions: sessionsCounts(load.sessions) } : {}),
   };
   const patch = runPatch(manifest, counts, seen, status === 'interrupted');
   const final = saveOutcome(writer, manifest, summary, patch, status);
@@ -110,7 +112,14 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
 function connectionsFor(shape: LoadShape, n: number): number {
   if (shape.kind === 'closed') return shape.concurrency;
   if (shape.kind === 'open') return shape.maxConcurrency ?? Math.min(n, OPEN_LOOP_CONNECTIONS);
+  if (shape.kind === 'sessions') return shape.maxConcurrency;
   return n;
+}
+
+/** The manifest's account of a sessions run: conversations finished or stopped (with the failed turn), turns never sent. */
+function sessionsCounts(r: SessionsReport): Record<string, unknown> {
+  const { latenessMs: _late, ...counts } = r;
+  return counts;
 }
 
 /** Check every measured prompt against the server's `max_model_len`, or say why that was skipped. */
@@ -166,7 +175,7 @@ async function driveLoad(
   now: () => number,
   progress: ProgressTracker,
   signal: AbortSignal,
-): Promise<{ health: ClientHealthWatch; latenessMs: number[] }> {
+): Promise<{ health: ClientHealthWatch; latenessMs: number[]; sessions?: SessionsReport }> {
   const { shape, n, warmup, specOf } = ro;
   let health: ClientHealthWatch | undefined;
   try {
@@ -174,10 +183,13 @@ async function driveLoad(
     for (let k = 0; k < warmup && !signal.aborted; k++) await sender.fire(k, specOf(k % n), now(), true);
     progress.setPhase('load');
     health = startClientHealth();
-    const { latenessMs } = await dispatchLoad(shape, n, (i, due) => sender.fire(warmup + i, specOf(i), due, false), {
-      now,
-      signal,
-    });
+    if (shape.kind === 'sessions') {
+      const fire: SessionFire = (i, spec, due, turn) => sender.fire(warmup + i, spec, due, false, turn);
+      const sessions = await runSessions(shape, fire, { now, signal });
+      return { health, latenessMs: sessions.latenessMs, sessions };
+    }
+    const fire = async (i: number, due: number) => void (await sender.fire(warmup + i, specOf(i), due, false));
+    const { latenessMs } = await dispatchLoad(shape, n, fire, { now, signal });
     return { health, latenessMs };
   } catch (err) {
     health?.stop();
