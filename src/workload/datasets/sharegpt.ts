@@ -177,9 +177,9 @@ export function sessionScriptOf(
   conv: Conversation,
   opts: Omit<SessionScriptOptions, 'numConversations' | 'seed'> = {},
 ): SessionScript | string {
-  let ms = conv.turns;
-  const system = ms.filter((m, i) => m.role === 'system' && ms.slice(0, i).every((x) => x.role === 'system'));
-  ms = ms.slice(system.length);
+  const lead = conv.turns.findIndex((m) => m.role !== 'system');
+  const system = lead < 0 ? conv.turns : conv.turns.slice(0, lead);
+  let ms = conv.turns.slice(system.length);
   if (ms[0]?.role === 'assistant') ms = ms.slice(1);
   const turns: SessionScript['turns'] = [];
   const answers: string[] = [];
