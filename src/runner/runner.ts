@@ -5,7 +5,8 @@
  * Clock: one monotonic origin per run (`performance.now()` at the start); every record time
  * is ms since it, and `manifest.clock.originEpochMs` maps it to wall time.
  * Intended send times: closed loop = the moment a slot frees; burst/open/timeline = the
- * schedule (paced on the absolute clock by `sleepUntil`). `queueMs` shows any client wait.
+ * schedule (paced on the absolute clock by `sleepUntil`); sessions = the previous turn's end + think time
+ * (schedule/session-driver.ts). `queueMs` shows any client wait.
  * Abort (`signal`): no new sends, in-flight requests end as `aborted` records, the summary of
  * what was recorded is written and the manifest says `'interrupted'`; the promise resolves.
  */
