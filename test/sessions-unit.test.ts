@@ -4,6 +4,7 @@ import { multiTurnFlags } from '../src/cli/run-dataset-args';
 import { parseRunArgs } from '../src/cli/run-args';
 import { createStreamTimer, StreamTimer } from '../src/client/timing';
 import { recordProblem } from '../src/run/record-check';
+import { runSessions, type SessionFire } from '../src/schedule/session-driver';
 import { describeShape } from '../src/schedule/shapes';
 import { sessions, sessionTurns, turnAt, turnPositions, turnSpec, type SessionScript } from '../src/schedule/sessions';
 import { summarizeRun } from '../src/stats/summary';
@@ -197,5 +198,50 @@ describe('the multi-turn flags', () => {
       '--multi-turn does not apply to --dataset-name random',
     );
     expect(() => flags(['--multi-turn'])).toThrow('--multi-turn needs --dataset-name');
+  });
+});
+
+describe('runSessions (the driver) with a scripted fire', () => {
+  const conv3 = (id: string, n: number): SessionScript => ({
+    id,
+    turns: Array.from({ length: n }, (_, k) => makeRequest(`${id}${k}`)),
+  });
+  const now = () => performance.now();
+
+  it('keeps at most maxConcurrency conversations live and stops one at its failed turn', async () => {
+    let active = 0;
+    let peak = 0;
+    const order: string[] = [];
+    const fire: SessionFire = async (i, spec, due, info) => {
+      active++;
+      peak = Math.max(peak, active);
+      order.push(`${info.session}${info.turn}`);
+      await new Promise((r) => setTimeout(r, 3));
+      active--;
+      info.onText(`ans-${info.session}${info.turn}`);
+      const ok = !(info.session === 'b' && info.turn === 1);
+      expect(spec.messages?.filter((m) => m.role === 'assistant').map((m) => m.content)).toEqual(
+        Array.from({ length: info.turn }, (_, j) => `ans-${info.session}${j}`),
+      );
+      return { ...rec(info.turn, ok, 1), index: i, session: info.session, intendedStartMs: due, endMs: now() };
+    };
+    const shape = sessions([conv3('a', 3), conv3('b', 3), conv3('c', 2)], { maxConcurrency: 2 });
+    const r = await runSessions(shape, fire, { now, signal: new AbortController().signal });
+    expect(peak).toBeLessThanOrEqual(2);
+    expect(r).toMatchObject({ dispatched: 7, conversations: 3, finished: 2, turnsNotSent: 1 });
+    expect(r.stopped).toEqual([{ session: 'b', turn: 1, code: 'http_5xx' }]);
+    expect(order).not.toContain('b2');
+    expect(r.latenessMs).toHaveLength(4); // turns after the first: a1, a2, b1, c1
+  });
+
+  it('sends nothing once stopped, and rethrows a bug in fire', async () => {
+    const stopped = new AbortController();
+    stopped.abort();
+    const never: SessionFire = async () => {
+      throw new Error('must not be called');
+    };
+    const shape = sessions([conv3('a', 2)]);
+    expect(await runSessions(shape, never, { now, signal: stopped.signal })).toMatchObject({ dispatched: 0, turnsNotSent: 2 });
+    await expect(runSessions(shape, never, { now, signal: new AbortController().signal })).rejects.toThrow('must not be called');
   });
 });
