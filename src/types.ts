@@ -100,6 +100,9 @@ export interface RequestRecord {
   ok: boolean;
   api: Api;
   tag?: string;
+  /** Conversation id and 0-based turn, on the records of a multi-turn (sessions) run only. */
+  session?: string;
+  turn?: number;
   /** HTTP status, when a response arrived. */
   status?: number;
   /** When the load shape wanted the request sent. */
@@ -155,6 +158,15 @@ export interface Distribution {
   max: number;
 }
 
+/** Turn `turn` (0-based) of a multi-turn run: requests sent (a stopped conversation never sends the rest), TTFT of ok ones. */
+export interface TurnSummary {
+  turn: number;
+  requests: number;
+  completed: number;
+  failed: number;
+  ttftMs: Distribution;
+}
+
 /** Service-level objectives for goodput, in ms, as `vllm bench serve --goodput`. */
 export interface Slo {
   ttftMs?: number;
@@ -183,6 +195,8 @@ export interface RunSummary {
   e2eMs: Distribution;
   queueMs: Distribution;
   ttftFromIntendedMs: Distribution;
+  /** Per-turn TTFT, turn 0 first; only when records carry a `turn` (multi-turn runs). */
+  byTurn?: TurnSummary[];
   /** Present when SLOs were given. */
   goodput?: { slo: Slo; good: number; requestsPerSec: number };
   /**

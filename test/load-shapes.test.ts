@@ -38,7 +38,7 @@ describe('load shapes', () => {
     expect(() => timeline([])).toThrow('timeline needs at least one entry');
     expect(() => timeline([0, -5])).toThrow('timeline atMs must be finite ms ≥ 0, got -5 at entry 1');
     expect(() => validateShape({ kind: 'poisson' } as unknown as LoadShape)).toThrow(
-      "unknown load shape kind \"poisson\"; use 'closed', 'burst', 'open' or 'timeline'",
+      "unknown load shape kind \"poisson\"; use 'closed', 'burst', 'open', 'timeline' or 'sessions'",
     );
     expect(() => validateShape(undefined as unknown as LoadShape)).toThrow('shape must be a load shape');
   });

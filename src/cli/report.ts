@@ -11,6 +11,7 @@ import { ERROR_CODES } from '../types';
 import { formatGoodput } from '../stats/goodput';
 import { CI_NOTE, ciCell } from './ci-cells';
 import { alignRows, type LatencyRow, metricSamples, ROW_LABELS } from './percentile-table';
+import { formatTurnTable } from './turn-table';
 
 const ROWS: Array<[string, keyof RunSummary, LatencyRow]> = [
   ['TTFT', 'ttftMs', 'ttft'],
@@ -81,6 +82,7 @@ export function formatRunReport(r: RunReportInput): string {
   );
   out.push('');
   out.push(r.latencyTable ?? formatLatencyTable(s));
+  if (s.byTurn) out.push('', formatTurnTable(s.byTurn)); // multi-turn runs
   out.push('');
   out.push(
     `req/s ${num(s.requestsPerSec, 2)}   output tok/s ${num(s.outputTokensPerSec, 1)}   total tok/s ${num(s.totalTokensPerSec, 1)}`,

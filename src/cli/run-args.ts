@@ -41,6 +41,10 @@ Dataset (default: one prompt, --prompt or --prompt-tokens):
                                     {"timestamp" ms,"input_length","output_length"} (sent at its own times)
   --random-input-len L --random-output-len L --random-range-ratio R   (defaults 1024, 128, 0)
   --sharegpt-output-len L | --custom-output-len L (default 256)
+  --multi-turn                      sharegpt: replay each conversation turn by turn, each turn after the live
+                                    answer (history = answers received); --num-prompts = conversations,
+                                    --max-concurrency = conversations in flight (default 1)
+  --think-time-ms MS                with --multi-turn: pause after each answer (default 0)
   --prefix-repetition-prefix-len L --prefix-repetition-suffix-len L (256, 256)
   --prefix-repetition-num-prefixes K --prefix-repetition-output-len L (10, 128)
 

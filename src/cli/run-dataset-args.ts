@@ -4,6 +4,9 @@
  * `--random-*`, `--sharegpt-output-len`, `--custom-output-len`, `--prefix-repetition-*`,
  * `--goodput`, `--percentile-metrics`, `--metric-percentiles`. A flag that does not apply
  * throws a UsageError naming the fix.
+ * Multi-turn (`--multi-turn`, `--think-time-ms`): vLLM's `vllm bench serve` has no such flags (its
+ * multi-turn benchmark is a separate script, benchmarks/multi_turn/benchmark_serving_multi_turn.py,
+ * whose pause is `--request-rate` per client); the names are LoadLab's. See `multiTurnFlags`.
  */
 
 import { parseGoodput } from '../stats/goodput';
@@ -20,6 +23,8 @@ export const DATASET_OPTIONS = {
   'random-output-len': { type: 'string' },
   'random-range-ratio': { type: 'string' },
   'sharegpt-output-len': { type: 'string' },
+  'multi-turn': { type: 'boolean' },
+  'think-time-ms': { type: 'string' },
   'custom-output-len': { type: 'string' },
   'prefix-repetition-prefix-len': { type: 'string' },
   'prefix-repetition-suffix-len': { type: 'string' },
@@ -30,12 +35,12 @@ export const DATASET_OPTIONS = {
   'metric-percentiles': { type: 'string' },
 } as const;
 
-type Flags = Partial<Record<keyof typeof DATASET_OPTIONS, string | string[]>>;
+type Flags = Partial<Record<keyof typeof DATASET_OPTIONS, string | string[] | boolean>>;
 
 /** Flags that apply to one dataset kind only. */
 const ONLY_FOR: Record<string, readonly string[]> = {
   random: ['random-input-len', 'random-output-len', 'random-range-ratio'],
-  sharegpt: ['sharegpt-output-len'],
+  sharegpt: ['sharegpt-output-len', 'multi-turn', 'think-time-ms'],
   custom: ['custom-output-len'],
   prefix_repetition: [
     'prefix-repetition-prefix-len',
@@ -157,4 +162,36 @@ export function percentileFlags(v: Flags): { metrics: PercentileMetric[]; percen
     return n;
   });
   return { metrics: metrics as PercentileMetric[], percentiles };
+}
+
+/** The load flags `--multi-turn` replaces, and why each does not apply. */
+const NOT_WITH_MULTI_TURN: Record<string, string> = {
+  'request-rate': 'each turn is sent after the previous answer plus --think-time-ms',
+  burstiness: 'each turn is sent after the previous answer plus --think-time-ms',
+  duration: 'conversations are replayed to their end; choose how many with --num-prompts',
+  'num-warmups':
+    'a warm-up would send first turns that the conversations send again, and the prefix cache would make them look faster',
+};
+
+/**
+ * `--multi-turn` (sharegpt only: each conversation replayed turn by turn, each turn after the live
+ * answer to the previous one; `--max-concurrency` = conversations in flight, default 1;
+ * `--num-prompts` = conversations) and `--think-time-ms MS` (pause after each answer, default 0).
+ * Undefined without `--multi-turn`. Throws UsageError for the chat-less API and the flags it replaces.
+ */
+export function multiTurnFlags(v: Flags & Record<string, unknown>): { thinkTimeMs: number } | undefined {
+  const think = v['think-time-ms'] as string | undefined;
+  if (!v['multi-turn']) {
+    if (think !== undefined)
+      throw new UsageError('--think-time-ms needs --multi-turn (the pause between turns of a conversation)');
+    return undefined;
+  }
+  if (v.api === 'completions') throw new UsageError('--multi-turn sends chat conversations; drop --api completions');
+  const stray = Object.keys(NOT_WITH_MULTI_TURN).find((k) => v[k] !== undefined);
+  if (stray) throw new UsageError(`--${stray} does not apply with --multi-turn: ${NOT_WITH_MULTI_TURN[stray]}; drop it`);
+  const ms = think === undefined ? 0 : Number(think);
+  if (think !== undefined && (think.trim() === '' || !(ms >= 0 && ms <= 2 ** 31 - 1))) {
+    throw new UsageError(`--think-time-ms must be a number of ms ≥ 0, e.g. 2000, got '${think}'`);
+  }
+  return { thinkTimeMs: ms };
 }

@@ -13,6 +13,7 @@ import { makeRequest } from '../workload/workload';
 import { DatasetError, type LoadedDataset, loadDataset } from '../workload/datasets/index';
 import type { Api, RequestSpec } from '../types';
 import type { CliIo } from './io';
+import { isSessions, sessionsDataset } from './run-sessions';
 import { int, parseRunArgs, RUN_HELP, type RunArgs, seconds, UsageError, type Values } from './run-args';
 import { runReport } from './run-report';
 
@@ -36,6 +37,7 @@ async function promptText(
 /** The dataset of `--dataset-name`, loaded with the run's count, seed, API and --ignore-eos; throws DatasetError. */
 function datasetOf(a: RunArgs): LoadedDataset | undefined {
   if (!a.dataset) return undefined;
+  if (a.v['multi-turn']) return sessionsDataset(a);
   const seed = int('seed', a.v.seed, 0);
   return loadDataset({
     ...a.dataset,
@@ -68,10 +70,11 @@ function loadPlan(
   args: RunArgs,
   ds: LoadedDataset | undefined,
   single: RequestSpec | undefined,
-): { workload: RequestSpec[]; requests: number; shape: LoadShape } {
+): { workload?: RequestSpec[]; requests: number; shape: LoadShape } {
   const extra = args.request.extraBody;
   const withBody = (s: RequestSpec): RequestSpec => (extra ? { ...s, extraBody: { ...s.extraBody, ...extra } } : s);
   if (!ds) return { workload: [withBody(single!)], requests: args.numPrompts!, shape: args.shape! };
+  if (isSessions(ds)) return { requests: ds.requests.length, shape: ds.sessions };
   const specs = ds.requests.map(withBody);
   if (ds.atMs) {
     const at = ds.atMs;
@@ -90,7 +93,7 @@ function loadOptions(args: RunArgs, plan: ReturnType<typeof loadPlan>, apiKey: s
     ...(v.model !== undefined ? { model: v.model } : {}),
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(args.request.headers ? { headers: args.request.headers } : {}),
-    workload: plan.workload,
+    ...(plan.workload ? { workload: plan.workload } : {}),
     requests: plan.requests,
     ...(args.slo ? { slo: args.slo } : {}),
     shape: plan.shape,
@@ -146,7 +149,7 @@ export async function runCommand(
     const single = text === undefined ? undefined : makeRequest(text, { api, maxTokens, fixedOutput: v['ignore-eos'] ?? false });
     const plan = loadPlan(args, ds, single);
     const { requests, shape } = plan;
-    if (ds && args.numPrompts !== undefined && requests !== args.numPrompts) {
+    if (ds && !isSessions(ds) && args.numPrompts !== undefined && requests !== args.numPrompts) {
       notes.push(`the ${ds.name} dataset gave ${requests} requests for --num-prompts ${args.numPrompts}`);
     }
     const warmup = int('num-warmups', v['num-warmups'], 0) ?? 0;

@@ -31,6 +31,16 @@ export function choiceHasText(c: Obj, api: Api): boolean {
   );
 }
 
+/**
+ * The answer text a choice adds: chat `delta.content`, completions `text` ('' when none). Reasoning
+ * and tool calls are left out, as vLLM's multi-turn benchmark keeps only `delta.content` for the
+ * history (benchmarks/multi_turn/benchmark_serving_multi_turn.py, `send_request`).
+ */
+export function choiceContent(c: Obj, api: Api): string {
+  const x = api === 'completions' ? c.text : isObj(c.delta) ? c.delta.content : undefined;
+  return typeof x === 'string' ? x : '';
+}
+
 /** The start of `s` for an error message: at most 120 characters (and `MAX_MESSAGE_CHARS`), `…` when cut. */
 export function preview(s: string): string {
   const max = Math.min(120, MAX_MESSAGE_CHARS);

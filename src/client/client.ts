@@ -46,6 +46,11 @@ export interface SendContext {
   requestId?: string;
   /** Aborting it ends the request with code `aborted`. */
   signal?: AbortSignal;
+  /** Conversation id and 0-based turn, copied into the record (multi-turn runs). */
+  session?: string;
+  turn?: number;
+  /** Receives the answer text once, before `send` resolves (multi-turn runs; see `StreamRequestInput.onText`). */
+  onText?: (text: string) => void;
 }
 
 /** A streaming client for one server and model. */
@@ -149,6 +154,7 @@ async function sendOne(
     warmup: ctx.warmup ?? false,
     tag: spec?.tag,
     intendedStartMs: ctx.intendedStartMs,
+    ...(ctx.session !== undefined ? { session: ctx.session, turn: ctx.turn } : {}),
   };
   const notSent = (code: 'http_4xx' | 'aborted', message: string): RequestRecord => {
     const timer = createStreamTimer(api, now);
@@ -177,6 +183,7 @@ async function sendOne(
     signal: ctx.signal,
     secret: apiKey,
     meta,
+    ...(ctx.onText ? { onText: ctx.onText } : {}),
   });
 }
 

@@ -53,6 +53,12 @@ export interface StreamRequestInput {
   /** Removed from any error message (the API key). */
   secret?: string;
   meta: RecordMeta;
+  /**
+   * Called once, just before the record resolves, with the answer text received (chat
+   * `delta.content` / completions `text`, joined). Only multi-turn runs ask: the text is never
+   * kept otherwise, and never written to a record.
+   */
+  onText?: (text: string) => void;
 }
 
 /** Reason given to undici when we cancel a request ourselves (never surfaces in a record). */
@@ -66,6 +72,7 @@ export function streamRequest(input: StreamRequestInput): Promise<RequestRecord>
 /** The state of one request in flight, from the call until its record resolves (once). */
 class StreamingRequest {
   private readonly timer: StreamTimer;
+  private readonly textParts: string[] | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private responded = false; // headers arrived
   private completed = false; // undici finished the request (end or error)
@@ -83,7 +90,8 @@ class StreamingRequest {
     private readonly input: StreamRequestInput,
     private readonly resolve: (r: RequestRecord) => void,
   ) {
-    this.timer = new StreamTimer(input.api, input.now);
+    this.textParts = input.onText ? [] : undefined;
+    this.timer = new StreamTimer(input.api, input.now, this.textParts);
     this.calledMs = input.now();
     this.timer.sent(this.calledMs); // replaced when the request reaches a socket
     this.lastByteMs = this.calledMs;
@@ -131,6 +139,7 @@ class StreamingRequest {
     // Not finished by undici: abort it (frees the connection; a queued request is aborted
     // in onRequestStart, before anything is written).
     if (!this.completed && this.controller !== undefined) this.controller.abort(new Cancelled('cancelled by loadlab'));
+    if (this.textParts) this.input.onText?.(this.textParts.join(''));
     this.resolve(timer.toRecord(this.input.meta));
   }
 

@@ -25,12 +25,12 @@
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 import { StringDecoder } from 'node:string_decoder';
 import type { Api, ErrorCode, RequestError, RequestRecord } from '../types';
-import { choiceHasText, isObj, preview, readUsage } from './chunk';
+import { choiceContent, choiceHasText, isObj, preview, readUsage } from './chunk';
 import { describeStreamError } from './errors';
 import { deriveMetrics } from './metrics';
 
 /** Per-request identity fields that the timer does not measure. */
-export interface RecordMeta {
+export interface RecordMeta extends Pick<RequestRecord, 'session' | 'turn'> {
   index: number;
   requestId: string;
   /** Default false. */
@@ -80,10 +80,12 @@ export class StreamTimer {
   /**
    * @param api which endpoint's chunk shape to expect.
    * @param now clock in ms; default `() => performance.now()`.
+   * @param textParts when given, the answer text of each chunk is appended to it (multi-turn runs only).
    */
   constructor(
     readonly api: Api,
     private readonly now: () => number = () => performance.now(),
+    private readonly textParts?: string[],
   ) {
     this.parser = createParser({
       onEvent: (ev) => this.onEvent(ev),
@@ -158,6 +160,7 @@ export class StreamTimer {
     };
     // Optional fields only when known: no `undefined` keys in JSONL or in toEqual.
     if (meta.tag !== undefined) r.tag = meta.tag;
+    if (meta.session !== undefined) Object.assign(r, { session: meta.session, turn: meta.turn });
     if (this.status !== undefined) r.status = this.status;
     if (this.headersMs !== undefined) r.headersMs = this.headersMs;
     if (this.firstChunkMs !== undefined) r.firstChunkMs = this.firstChunkMs;
@@ -228,6 +231,7 @@ export class StreamTimer {
     const c = (choices as unknown[])[0];
     if (!isObj(c)) return;
     if (typeof c.finish_reason === 'string') this.finishReason = c.finish_reason;
+    this.textParts?.push(choiceContent(c, this.api));
     if (rise > 0 || choiceHasText(c, this.api)) {
       if (this.firstTokenMs === undefined) this.firstTokenMs = t;
       this.chunkMs.push(t);

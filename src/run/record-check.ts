@@ -26,7 +26,7 @@ const OPTIONAL_NUMBERS = [
 /** Optional arrays of finite numbers. */
 const NUMBER_ARRAYS = ['chunkMs', 'chunkTokens', 'itlMs'] as const;
 /** Optional strings. */
-const STRINGS = ['requestId', 'api', 'tag', 'finishReason'] as const;
+const STRINGS = ['requestId', 'api', 'tag', 'finishReason', 'session'] as const;
 
 function show(v: unknown): string {
   const s =
@@ -72,6 +72,10 @@ export function recordProblem(v: unknown): string | undefined {
   for (const f of STRINGS) {
     const x = r[f];
     if (x !== undefined && x !== null && typeof x !== 'string') return `'${f}' must be a string, got ${show(x)}`;
+  }
+  const turn = r.turn; // multi-turn runs only; older runs have none
+  if (turn !== undefined && turn !== null && !(Number.isInteger(turn) && (turn as number) >= 0)) {
+    return `'turn' must be an integer ≥ 0, got ${show(turn)}`;
   }
   const e = r.error;
   if (e !== undefined && e !== null && (typeof e !== 'object' || typeof (e as { code?: unknown }).code !== 'string')) {

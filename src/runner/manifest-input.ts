@@ -27,7 +27,8 @@ export interface LoadManifestParts {
 /** The manifest fields a load run provides (`createRun` fills the rest). */
 export function loadManifestInput(p: LoadManifestParts): ManifestInput {
   const { target: extraTarget, workload: extraWorkload, ...extra } = p.extra ?? {};
-  const { requests: _timelineSpecs, ...shapeOptions } = p.shape as LoadShape & { requests?: unknown };
+  // A timeline's requests and a sessions shape's conversations stay out (the workload block describes them).
+  const { requests: _r, conversations: _c, ...shapeOptions } = p.shape as LoadShape & Record<string, unknown>;
   const probe = p.target.probe;
   return {
     target: {

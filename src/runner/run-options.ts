@@ -15,7 +15,8 @@ export interface RunLoadOptions {
   apiKey?: string;
   /**
    * What to send: a list (cycled when shorter than `requests`) or `i => spec` for measured
-   * request i (0-based). Optional when the shape is a timeline built from `{atMs, request}`.
+   * request i (0-based). Optional when the shape is a timeline built from `{atMs, request}`; none with
+   * `sessions(...)`, whose conversations are the workload (every turn is measured; no warm-up).
    */
   workload?: RequestSpec[] | ((i: number) => RequestSpec);
   /** Measured requests; default the workload list's length, the timeline's length or the burst size. */

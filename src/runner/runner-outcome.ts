@@ -41,6 +41,8 @@ export interface RunCounts {
   recorded: number;
   /** What the prompt-length preflight found (or why it was skipped). */
   preflight: unknown;
+  /** Sessions runs: conversations finished or stopped by a failed turn, turns never sent. */
+  sessions?: Record<string, unknown>;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import type { Client } from '../client/client';
+import type { Client, SendContext } from '../client/client';
 import type { RunWriter } from '../run/store';
 import type { RequestRecord, RequestSpec } from '../types';
 import type { ProgressTracker } from './progress';
@@ -22,8 +22,17 @@ export interface RunSenderOptions {
 
 /** A run's sender and what it counted so far. */
 export interface RunSender {
-  /** Send request `index` (run-wide, warm-up first); resolves once its record is kept. Does nothing after the stop. */
-  fire(index: number, spec: RequestSpec, intendedStartMs: number, isWarmup: boolean): Promise<void>;
+  /**
+   * Send request `index` (run-wide, warm-up first); resolves with its record once it is kept, or
+   * undefined after the stop (nothing sent). `turn` marks a turn of a multi-turn run.
+   */
+  fire(
+    index: number,
+    spec: RequestSpec,
+    intendedStartMs: number,
+    isWarmup: boolean,
+    turn?: Pick<SendContext, 'session' | 'turn' | 'onText'>,
+  ): Promise<RequestRecord | undefined>;
   /** Every record in finishing order. */
   readonly records: RequestRecord[];
   /** Most requests in flight at once. */
@@ -53,21 +62,22 @@ export function createRunSender(o: RunSenderOptions): RunSender {
       callbackError ??= err;
     }
   };
-  const fire = async (index: number, spec: RequestSpec, intendedStartMs: number, isWarmup: boolean) => {
-    if (o.signal.aborted) return;
+  const fire: RunSender['fire'] = async (index, spec, intendedStartMs, isWarmup, turn) => {
+    if (o.signal.aborted) return undefined;
     inFlight++;
     sent++;
     peakInFlight = Math.max(peakInFlight, inFlight);
     o.progress.setInFlight(inFlight);
     let record: RequestRecord;
     try {
-      const meta = { index, warmup: isWarmup, intendedStartMs, requestId: `${idPrefix}-${index}`, signal: o.signal };
+      const meta = { index, warmup: isWarmup, intendedStartMs, requestId: `${idPrefix}-${index}`, signal: o.signal, ...turn };
       record = await o.client.send(spec, meta);
     } finally {
       inFlight--;
       o.progress.setInFlight(inFlight);
     }
     keep(record);
+    return record;
   };
   return {
     fire,

@@ -5,8 +5,9 @@
  * Clock: one monotonic origin per run (`performance.now()` at the start); every record time
  * is ms since it, and `manifest.clock.originEpochMs` maps it to wall time.
  * Intended send times: closed loop = the moment a slot frees; burst/open/timeline = the
- * schedule (paced on the absolute clock by `sleepUntil`). `queueMs` shows any client wait.
- * Duration (`durationMs`): no request is issued after the deadline; those issued before finish.
+ * schedule (paced on the absolute clock by `sleepUntil`); sessions = the previous turn's end + think time
+ * (schedule/session-driver.ts). `queueMs` shows any client wait.
+ * Duration (`durationMs`): no request is issued after the deadline; those issued before finish (not with sessions).
  * Abort (`signal`): no new sends, in-flight requests end as `aborted` records, the summary of
  * what was recorded is written and the manifest says `'interrupted'`; the promise resolves.
  */
@@ -15,6 +16,7 @@ import { createClient, type Client } from '../client/client';
 import type { RunManifest } from '../run/manifest';
 import { createRun, type RunWriter } from '../run/store';
 import { dispatchLoad } from '../schedule/dispatch';
+import { runSessions, type SessionFire, type SessionsReport } from '../schedule/session-driver';
 import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
 import { loadManifestInput, memoryManifest } from './manifest-input';
 import { createProgress, type Progress, type ProgressTracker } from './progress';
@@ -89,6 +91,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     sent: sender.sent,
     recorded: sender.records.length,
     preflight,
+    ...(load.sessions ? { sessions: sessionsCounts(load.sessions) } : {}),
   };
   const patch = runPatch(manifest, counts, seen, status === 'interrupted');
   if (opts.durationMs !== undefined && load.deadlineMs !== undefined) {
@@ -117,7 +120,14 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
 function connectionsFor(shape: LoadShape, n: number): number {
   if (shape.kind === 'closed') return shape.concurrency;
   if (shape.kind === 'open') return shape.maxConcurrency ?? Math.min(n, OPEN_LOOP_CONNECTIONS);
+  if (shape.kind === 'sessions') return shape.maxConcurrency;
   return n;
+}
+
+/** The manifest's account of a sessions run: conversations finished or stopped (with the failed turn), turns never sent. */
+function sessionsCounts(r: SessionsReport): Record<string, unknown> {
+  const { latenessMs: _late, ...counts } = r;
+  return counts;
 }
 
 /** Check every measured prompt against the server's `max_model_len`, or say why that was skipped. */
@@ -174,7 +184,7 @@ async function driveLoad(
   progress: ProgressTracker,
   signal: AbortSignal,
   durationMs?: number,
-): Promise<{ health: ClientHealthWatch; latenessMs: number[]; deadlineMs?: number }> {
+): Promise<{ health: ClientHealthWatch; latenessMs: number[]; deadlineMs?: number; sessions?: SessionsReport }> {
   const { shape, n, warmup, specOf } = ro;
   let health: ClientHealthWatch | undefined;
   try {
@@ -182,8 +192,16 @@ async function driveLoad(
     for (let k = 0; k < warmup && !signal.aborted; k++) await sender.fire(k, specOf(k % n), now(), true);
     progress.setPhase('load');
     health = startClientHealth();
+    if (shape.kind === 'sessions') {
+      if (durationMs !== undefined)
+        throw new TypeError('durationMs does not apply to a sessions shape: give fewer conversations');
+      const fire: SessionFire = (i, spec, due, turn) => sender.fire(warmup + i, spec, due, false, turn);
+      const sessions = await runSessions(shape, fire, { now, signal });
+      return { health, latenessMs: sessions.latenessMs, sessions };
+    }
     const deadlineMs = durationMs === undefined ? undefined : now() + durationMs;
-    const { latenessMs } = await dispatchLoad(shape, n, (i, due) => sender.fire(warmup + i, specOf(i), due, false), {
+    const fire = async (i: number, due: number) => void (await sender.fire(warmup + i, specOf(i), due, false));
+    const { latenessMs } = await dispatchLoad(shape, n, fire, {
       now,
       signal,
       ...(deadlineMs !== undefined ? { deadlineMs } : {}),

@@ -7,6 +7,7 @@ import { checkRunDir } from '../run/folder';
 import { checkSlo } from '../stats/summary';
 import type { RequestSpec, Slo } from '../types';
 import { validateShape, type LoadShape } from '../schedule/shapes';
+import { type SessionsShape, sessionTurns, turnAt, turnSpec } from '../schedule/sessions';
 import { checkBaseUrl } from './target';
 
 /** The subset of `RunLoadOptions` checked here (see runner.ts for the docs). */
@@ -103,6 +104,7 @@ export function resolveRunOptions(opts: RunOptionsInput): ResolvedRunOptions {
   // Before the target is probed: a folder that cannot take the run fails first, naming the fix.
   if (typeof opts.out === 'string') checkRunDir(opts.out, opts.replace ?? false);
   checkHooks(opts);
+  if (shape.kind === 'sessions') return resolveSessions(shape, opts, warmup);
 
   const timelineSpecs = shape.kind === 'timeline' ? shape.requests : undefined;
   const workload = opts.workload ?? timelineSpecs;
@@ -151,5 +153,41 @@ export function resolveRunOptions(opts: RunOptionsInput): ResolvedRunOptions {
   } else {
     workloadInfo.generator = 'function';
   }
+  return { shape, n, warmup, specOf, workloadInfo };
+}
+
+/**
+ * A sessions run: its conversations are the workload, every turn of them is measured, and measured
+ * request i is the turn at position i (`turnAt`), estimated with the dataset's answers as history
+ * (for the prompt-length preflight; the live history is built while sending).
+ */
+function resolveSessions(shape: SessionsShape, opts: RunOptionsInput, warmup: number): ResolvedRunOptions {
+  if (opts.workload !== undefined) {
+    throw new TypeError('a sessions shape carries its conversations; drop workload');
+  }
+  if (warmup > 0) {
+    throw new TypeError(
+      'warmup is not supported with a sessions shape: a warm-up would send first turns that the measured ' +
+        'conversations send again, and the prefix cache would make those look faster; use warmup: 0',
+    );
+  }
+  const n = sessionTurns(shape);
+  if (opts.requests !== undefined && opts.requests !== n) {
+    throw new TypeError(
+      `a sessions run sends every turn of its conversations (${n}); drop requests or choose fewer conversations`,
+    );
+  }
+  const at = turnAt(shape);
+  const specOf = (i: number) => {
+    const script = shape.conversations[at[i].c];
+    return turnSpec(script, at[i].k, script.datasetAnswers ?? []);
+  };
+  const workloadInfo = {
+    requests: n,
+    warmup,
+    api: 'chat',
+    conversations: shape.conversations.length,
+    history: 'the answers received live (as vLLM benchmarks/multi_turn)',
+  };
   return { shape, n, warmup, specOf, workloadInfo };
 }

@@ -62,7 +62,7 @@ export function gapsOf(offsetsMs: number[]): number[] {
 
 /**
  * Intended offsets (ms) for `n` requests under `shape`, or `null` for a closed loop
- * (whose send times are "when a slot frees", known only while running).
+ * (whose send times are "when a slot frees", known only while running) and for sessions.
  * Timeline offsets are returned as given (request i at `atMs[i]`); extra requests beyond
  * the timeline are an error.
  */
@@ -82,6 +82,8 @@ export function arrivalOffsets(shape: LoadShape, n: number): number[] | null {
         );
       }
       return shape.atMs.slice(0, n);
+    case 'sessions':
+      return null; // turn k+1 waits for turn k's answer: known only while running (session-driver.ts)
   }
 }
 

@@ -46,6 +46,7 @@ export async function dispatchLoad(
   opts: DispatchOptions,
 ): Promise<DispatchReport> {
   const { now, signal, deadlineMs = Infinity } = opts;
+  if (shape.kind === 'sessions') throw new TypeError('a sessions shape is sent by runSessions (schedule/session-driver.ts)');
   const tasks: Array<Promise<void>> = [];
   const latenessMs: number[] = [];
   let dispatched = 0;

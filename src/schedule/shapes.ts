@@ -7,9 +7,11 @@
  * - `open`: requests arrive on a schedule that does not wait for answers (vLLM bench's
  *   `--request-rate`, `--burstiness`, `--seed`, `--max-concurrency`).
  * - `timeline`: a scripted schedule, one intended send time per request.
+ * - `sessions`: multi-turn conversations, each turn sent after the previous answer (./sessions.ts).
  */
 
 import type { RequestSpec } from '../types';
+import { checkSessionsShape, type SessionsShape } from './sessions';
 
 /** Closed loop: `concurrency` requests in flight; a new one is sent when one finishes. */
 export interface ClosedShape {
@@ -59,8 +61,8 @@ export interface TimelineShape {
   requests?: RequestSpec[];
 }
 
-/** How requests are sent. Build one with `closedLoop`, `burst`, `openLoop` or `timeline`. */
-export type LoadShape = ClosedShape | BurstShape | OpenShape | TimelineShape;
+/** How requests are sent. Build one with `closedLoop`, `burst`, `openLoop`, `timeline` or `sessions`. */
+export type LoadShape = ClosedShape | BurstShape | OpenShape | TimelineShape | SessionsShape;
 
 function isIntAtLeast1(x: unknown): x is number {
   return typeof x === 'number' && Number.isInteger(x) && x >= 1;
@@ -117,9 +119,12 @@ export function validateShape<S extends LoadShape>(shape: S): S {
       }
       return shape;
     }
+    case 'sessions':
+      checkSessionsShape(s);
+      return shape;
     default:
       throw new TypeError(
-        `unknown load shape kind ${JSON.stringify((s as { kind?: unknown }).kind)}; use 'closed', 'burst', 'open' or 'timeline'`,
+        `unknown load shape kind ${JSON.stringify((s as { kind?: unknown }).kind)}; use 'closed', 'burst', 'open', 'timeline' or 'sessions'`,
       );
   }
 }
@@ -174,5 +179,7 @@ export function describeShape(shape: LoadShape): string {
     }
     case 'timeline':
       return `timeline ${shape.atMs.length}`;
+    case 'sessions':
+      return `sessions ${shape.conversations.length} conversations, max ${shape.maxConcurrency} live, think ${shape.thinkTimeMs ?? 0} ms`;
   }
 }

@@ -9,6 +9,7 @@
 
 import type { ErrorCode, RequestRecord, RunSummary, Slo } from '../types';
 import { describe } from './percentile';
+import { summarizeTurns } from './turns';
 
 /** Options of `summarizeRun`. */
 export interface SummarizeOptions {
@@ -74,6 +75,7 @@ function defined(values: Array<number | undefined>): number[] {
  *   Σ output tokens of completed/durationS (`output_throughput`); `totalTokensPerSec` =
  *   (Σ prompt + Σ output tokens of completed)/durationS (`total_token_throughput`).
  *   Prompt tokens come from the server's usage (0 where absent).
+ * - `byTurn` (only when records carry a `turn`, i.e. multi-turn runs): per-turn TTFT (`summarizeTurns`).
  * - `goodput` (only with `opts.slo`): `good` = completed requests meeting every SLO (see
  *   `meetsSlo`), `requestsPerSec` = good/durationS (vLLM `request_goodput`).
  * @throws when an SLO key is unknown or a value is negative.
@@ -125,6 +127,8 @@ export function summarizeRun(records: readonly RequestRecord[], opts: SummarizeO
     queueMs: describe(defined(ok.map((r) => r.queueMs))),
     ttftFromIntendedMs: describe(defined(ok.map((r) => r.ttftFromIntendedMs))),
   };
+  const byTurn = summarizeTurns(measured);
+  if (byTurn) summary.byTurn = byTurn;
   if (opts.slo) {
     const slo = { ...opts.slo };
     const good = ok.filter((r) => meetsSlo(r, slo)).length;

@@ -10,11 +10,14 @@
  * tokenizer's counts, so an entry near a bound may be kept or dropped differently than vLLM would.
  *
  * Multi-turn: `conversationRequests` turns a conversation into one request per user turn, each
- * carrying the earlier turns (the dataset's own answers) as history. Sending turn k+1 only after
- * the live answer to turn k (plus think time) needs the runner to chain requests; not done yet.
+ * carrying the earlier turns (the dataset's own answers) as history: all sent independently.
+ * `sessionScripts` feeds the `sessions` load shape (src/schedule/sessions.ts) instead: each turn is
+ * sent after the live answer to the previous one, with the live answers as history, as vLLM's
+ * benchmarks/multi_turn/benchmark_serving_multi_turn.py does.
  */
 
 import { seededRng } from '../../rng';
+import type { SessionScript } from '../../schedule/sessions';
 import type { ChatMessage } from '../../types';
 import { estimateTokens } from '../prompts';
 import { arrayEntryLines, DatasetError, parseJsonAt, readDatasetText } from './dataset-error';
@@ -150,4 +153,68 @@ export function conversationRequests(conv: Conversation, outputLen?: number): Sa
     out.push(sample);
   });
   return out;
+}
+
+/** Options of `sessionScripts`. */
+export interface SessionScriptOptions {
+  /** Conversations wanted (no oversampling: fewer usable ones give fewer). */
+  numConversations: number;
+  /** Shuffle seed; default 0. */
+  seed?: number;
+  /** Output length of every turn; default each turn's dataset answer, estimated (vLLM's `--limit-max-tokens` default). */
+  outputLen?: number;
+  /** Force that output length (`ignore_eos` + `min_tokens`); default false. */
+  ignoreEos?: boolean;
+}
+
+/**
+ * The turns of `conv` as a session script, or why it cannot be one. Like vLLM's
+ * benchmarks/multi_turn/convert_sharegpt_to_openai.py: a leading assistant message is skipped and
+ * the rest must alternate user, assistant, … (system messages only at the start, sent with turn 0).
+ * Deviation: a last user message without an answer is dropped (its output length is unknown).
+ */
+export function sessionScriptOf(
+  conv: Conversation,
+  opts: Omit<SessionScriptOptions, 'numConversations' | 'seed'> = {},
+): SessionScript | string {
+  const lead = conv.turns.findIndex((m) => m.role !== 'system');
+  const system = lead < 0 ? conv.turns : conv.turns.slice(0, lead);
+  let ms = conv.turns.slice(system.length);
+  if (ms[0]?.role === 'assistant') ms = ms.slice(1);
+  const turns: SessionScript['turns'] = [];
+  const answers: string[] = [];
+  for (let i = 0; i + 1 < ms.length; i += 2) {
+    const [user, answer] = [ms[i], ms[i + 1]];
+    if (user.role !== 'user' || answer.role !== 'assistant') return `turns do not alternate user/assistant at message ${i}`;
+    const maxTokens = opts.outputLen ?? Math.max(1, estimateTokens(answer.content));
+    const own = i === 0 ? [...system, user] : [user];
+    turns.push({ api: 'chat', messages: own, maxTokens, ...(opts.ignoreEos ? { fixedOutput: true } : {}) });
+    answers.push(answer.content);
+  }
+  if (turns.length === 0) return 'no user turn with an answer';
+  return { id: conv.id, turns, datasetAnswers: answers };
+}
+
+/**
+ * Seeded conversations for a multi-turn run: shuffled with `seed`, the first `numConversations`
+ * usable ones (see `sessionScriptOf`). `dropped` counts the unusable ones met on the way.
+ */
+export function sessionScripts(
+  convs: readonly Conversation[],
+  opts: SessionScriptOptions,
+): { scripts: SessionScript[]; dropped: number } {
+  const scripts: SessionScript[] = [];
+  let dropped = 0;
+  const seen = new Set<string>();
+  for (const c of shuffled(convs, seededRng(opts.seed ?? 0))) {
+    if (scripts.length >= opts.numConversations) break;
+    const s = sessionScriptOf(c, opts);
+    if (typeof s === 'string' || seen.has(s.id)) {
+      dropped++;
+      continue;
+    }
+    seen.add(s.id);
+    scripts.push(s);
+  }
+  return { scripts, dropped };
 }
