@@ -80,6 +80,11 @@ export interface RunManifest {
   status: RunStatus;
   /** Client health during the run (event-loop delay, CPU …), filled by the runner. */
   client?: Record<string, unknown>;
+  /**
+   * Set only for a run imported from another tool's result file (src/exchange/import-vllm.ts): the
+   * tool, the file, how the records' times were made (`timing`), and the file's own figures kept as is.
+   */
+  imported?: { tool: string; file: string; timing: string } & Record<string, unknown>;
   notes?: string[];
 }
 
