@@ -48,6 +48,7 @@ Request:
 Report:
   --goodput ttft:MS tpot:MS e2el:MS requests/s meeting every SLO (vLLM's definition)
   --percentile-metrics ttft,tpot,itl,e2el   --metric-percentiles 50,90,99   (vLLM defaults ttft,tpot,itl and 99)
+  --result-json vllm[:FILE]         also write vllm bench serve's result JSON (default DIR/vllm-result.json)
 
 Run:
   --out DIR                         run folder (required)

@@ -15,6 +15,8 @@ import type { Api, RequestSpec } from '../types';
 import type { CliIo } from './io';
 import { formatPercentileTable } from './percentile-table';
 import { formatRunReport } from './report';
+import { writeVllmResult } from '../exchange/vllm-result';
+import { resultJsonFlag } from './run-dataset-args';
 import { int, parseRunArgs, RUN_HELP, type RunArgs, seconds, UsageError, type Values } from './run-args';
 
 export { RUN_HELP } from './run-args';
@@ -70,6 +72,7 @@ function parseAll(argv: string[], io: CliIo): number | { args: RunArgs; ds: Load
       io.stdout.write(RUN_HELP);
       return 0;
     }
+    resultJsonFlag(args.v); // a bad --result-json fails before any request
     return { args, ds: datasetOf(args) };
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
@@ -105,6 +108,13 @@ async function failureMessage(err: unknown, v: Values): Promise<string> {
     if (why) msg = why;
   }
   return msg;
+}
+
+/** `--result-json vllm[:FILE]`: write the run as `vllm bench serve`'s result file; the line to print, or ''. */
+function vllmResultLine(result: RunResult, args: RunArgs): string {
+  const rj = resultJsonFlag(args.v);
+  const choice = { ...args.percentiles, ...(args.slo ? { slo: args.slo } : {}) };
+  return rj ? `vllm bench serve result: ${writeVllmResult(result, rj.file, choice)}\n` : '';
 }
 
 /** `loadlab run …`; returns the exit code. */
@@ -176,6 +186,7 @@ export async function runCommand(
     io.stdout.write(
       reportOf(result, `${describeShape(shape)}, ${requests} requests${from}${warmup ? ` (+${warmup} warm-up)` : ''}`, args),
     );
+    io.stdout.write(vllmResultLine(result, args));
     if (result.manifest.status === 'interrupted') return 130;
     return result.summary.requests > 0 && result.summary.completed === 0 ? 1 : 0;
   } catch (err) {

@@ -21,8 +21,8 @@
  * - `generated_texts` are empty strings (LoadLab does not keep output text); `input_lens` of a failed
  *   request is 0 when the server never sent usage (vLLM writes the dataset's prompt length).
  * - `errors` of failed requests are `<LoadLab error code>: <message>`, not aiohttp's reason or traceback.
- * - For a run imported from a vLLM file (`manifest.imported`), `duration` is the summary's (the file's
- *   own), `errors` are the file's strings, and without SLOs `request_goodput` is the file's own value,
+ * - For a run imported from a vLLM file (`manifest.imported`), `date` and `duration` are the file's own
+ *   (the summary keeps vLLM's duration), `errors` are the file's strings, and without SLOs `request_goodput` is the file's own value,
  *   passed through (vLLM does not save its `--goodput` SLOs, so it cannot be recomputed).
  * - `tokenizer_id` is the model: LoadLab counts tokens with the server's usage, never a client tokenizer.
  * - `--percentile-metrics client_queue_time,e2el_including_client_queue` are not written.
@@ -30,6 +30,9 @@
  *   `unknown`), `loadlab_target_kind`, `loadlab_run_id`, `base_url`, so a file never hides what it measured.
  */
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { writeTextAtomic } from '../run/atomic';
 import { goodputOf } from '../stats/goodput';
 import { describe, percentiles } from '../stats/percentile';
 import { outputTokensOf, summarizeRun } from '../stats/summary';
@@ -175,7 +178,8 @@ export function vllmResultOf(run: RunParts, opts: VllmResultOptions = {}): VllmR
     })),
   );
   const out: VllmResult = {
-    date: timeStamp(new Date(run.manifest.endedAt ?? run.manifest.startedAt)),
+    date:
+      typeof imported?.date === 'string' ? imported.date : timeStamp(new Date(run.manifest.endedAt ?? run.manifest.startedAt)),
     endpoint_type: backend,
     backend,
     label: opts.label ?? null,
@@ -201,4 +205,33 @@ export function vllmResultOf(run: RunParts, opts: VllmResultOptions = {}): VllmR
   for (const metric of metrics) for (const [k, v] of metricEntries(metric, samples(ok, metric), ps)) out[k] = v;
   if (opts.detailed === false) for (const k of DETAILED_ONLY_KEYS) delete out[k];
   return out;
+}
+
+/** `--percentile-metrics` / `--metric-percentiles` as the CLI parses them (`metrics`, `percentiles`). */
+export interface PercentileChoice {
+  metrics?: readonly VllmMetric[];
+  percentiles?: readonly number[];
+  slo?: Slo;
+}
+
+/**
+ * Write `vllmResultOf(run)` as one line of JSON, as vLLM's `json.dump` does, to `file` (default
+ * `<run.dir>/vllm-result.json`), atomically; returns the path. NaN (no data) is written as null.
+ * @throws when neither `file` nor `run.dir` is given.
+ */
+export function writeVllmResult(
+  run: RunParts & { dir?: string },
+  file: string | undefined,
+  choice: PercentileChoice = {},
+): string {
+  if (file === undefined && run.dir === undefined) throw new Error('writeVllmResult needs a file, or a run saved in a folder');
+  const target = file ?? path.join(run.dir!, 'vllm-result.json');
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const opts: VllmResultOptions = {
+    ...(choice.metrics ? { percentileMetrics: choice.metrics } : {}),
+    ...(choice.percentiles ? { metricPercentiles: choice.percentiles } : {}),
+    ...(choice.slo ? { slo: choice.slo } : {}),
+  };
+  writeTextAtomic(target, `${JSON.stringify(vllmResultOf(run, opts))}\n`);
+  return target;
 }
