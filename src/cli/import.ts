@@ -38,13 +38,21 @@ const OPTIONS = {
 
 /** The checked flags, or `'help'`. Throws UsageError naming the fix. */
 function parse(argv: string[]) {
-  const { values: v, positionals } = parseArgs({ args: spreadGoodput(argv), options: OPTIONS, strict: true, allowPositionals: true });
+  const { values: v, positionals } = parseArgs({
+    args: spreadGoodput(argv),
+    options: OPTIONS,
+    strict: true,
+    allowPositionals: true,
+  });
   if (v.help) return 'help' as const;
   if (positionals.length !== 1) {
-    throw new UsageError(`give exactly one result file, e.g. loadlab import result.json --out data/imported/r1 (got ${positionals.length})`);
+    throw new UsageError(
+      `give exactly one result file, e.g. loadlab import result.json --out data/imported/r1 (got ${positionals.length})`,
+    );
   }
   if (!v.out) throw new UsageError('--out DIR is required: the run folder to create, e.g. --out data/imported/r1');
-  if (v.simulated && v.real) throw new UsageError('--simulated and --real exclude each other; give the one that is true, or neither');
+  if (v.simulated && v.real)
+    throw new UsageError('--simulated and --real exclude each other; give the one that is true, or neither');
   checkRunDir(v.out, v.replace ?? false, '--replace');
   const slo = goodputFlag(v);
   return { file: positionals[0], v, slo };
