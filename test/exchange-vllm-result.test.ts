@@ -21,7 +21,7 @@ const FIXTURES = join(__dirname, 'fixtures', 'vllm-bench');
 const DETAILED = join(FIXTURES, 'serve-detailed.json');
 const SUMMARY_ONLY = join(FIXTURES, 'serve-summary-only.json');
 const fixture = JSON.parse(readFileSync(DETAILED, 'utf8')) as Record<string, unknown>;
-const LOADLAB_KEYS = ['loadlab_simulated', 'loadlab_target_kind', 'loadlab_run_id', 'base_url'];
+const LOADLAB_KEYS = ['loadlab_simulated', 'loadlab_target_kind', 'loadlab_run_id', 'loadlab_status', 'base_url'];
 const ALL = { percentileMetrics: ['ttft', 'tpot', 'itl', 'e2el'] as const, metricPercentiles: [50, 90, 99] };
 
 /** |a − b| within 1e-9 relative (float noise of s ↔ ms and of summation order), or both 0. */
@@ -130,6 +130,9 @@ describe('import a vllm bench serve --save-detailed result', () => {
     const notResult = join(tmp, 'not.json');
     writeFileSync(notResult, '{"hello": 1}');
     expect(() => importVllmResult(notResult, join(tmp, 'no'))).toThrow(/not a vllm bench serve result/);
+    const inf = join(tmp, 'inf.json'); // json.dump writes --burstiness inf as a bare Infinity
+    writeFileSync(inf, readFileSync(DETAILED, 'utf8').replace('"burstiness": 1.0', '"burstiness": Infinity'));
+    expect(loadRun(importVllmResult(inf, join(tmp, 'inf')).dir).manifest.load.options.burstiness).toBe('inf');
     const noStarts = join(tmp, 'nostarts.json');
     const { start_times: _drop, ...rest } = fixture;
     writeFileSync(noStarts, JSON.stringify(rest));
@@ -237,5 +240,34 @@ describe('live round trip: loadlab run --result-json vllm → loadlab import', (
     imported.records.forEach((r, i) => close(r.ttftMs, original[i].ttftMs, `ttft ${i}`));
     imported.records.forEach((r, i) => close(r.ttftMs! / 1000, file.ttfts[i], `file ttfts[${i}]`));
     expect(imported.records.map((r) => r.outputTokens)).toEqual(file.output_lens);
+  });
+});
+
+describe('pure pieces, pinned by hand', () => {
+  it('vLLM error strings become stable LoadLab codes', async () => {
+    const { errorCodeOf } = await import('../src/exchange/vllm-records');
+    expect(errorCodeOf('Bad Request')).toEqual({ code: 'http_4xx', status: 400, known: true });
+    expect(errorCodeOf('Service Unavailable')).toEqual({ code: 'http_5xx', status: 503, known: true });
+    expect(errorCodeOf('Never received a valid chunk to calculate TTFT.This response will be marked as failed!').code).toBe(
+      'stream_error',
+    );
+    expect(errorCodeOf('Traceback …\naiohttp.client_exceptions.ServerDisconnectedError: Server disconnected').code).toBe(
+      'connection_reset',
+    );
+    expect(errorCodeOf('Traceback …\naiohttp.client_exceptions.ClientConnectorError: Cannot connect to host').code).toBe(
+      'connection_refused',
+    );
+    expect(errorCodeOf('timeout: no bytes for 60 s')).toEqual({ code: 'timeout', known: true }); // LoadLab's own export
+    expect(errorCodeOf('something else')).toEqual({ code: 'stream_error', known: false });
+  });
+
+  it('peaks: one-second buckets of chunk times, and half-open intervals (a departure counts before an arrival)', async () => {
+    const { vllmPeaks } = await import('../src/exchange/vllm-peaks');
+    // A: chunks at 0.1, 0.2, 1.5 s, ends 1.5; B starts exactly at 1.5 (no overlap), chunks at 1.6, 1.7.
+    const a = { startS: 0, ttftS: 0.1, itlS: [0.1, 1.3], latencyS: 1.5 };
+    const b = { startS: 1.5, ttftS: 0.1, itlS: [0.1], latencyS: 0.2 };
+    expect(vllmPeaks([a, b])).toEqual({ maxOutputTokensPerS: 3, maxConcurrentRequests: 1 });
+    expect(vllmPeaks([a, { ...b, startS: 1.4 }]).maxConcurrentRequests).toBe(2);
+    expect(vllmPeaks([])).toEqual({ maxOutputTokensPerS: 0, maxConcurrentRequests: 0 });
   });
 });

@@ -114,9 +114,15 @@ export function readVllmResult(file: string): VllmResult {
   return checkVllmResult(value, file);
 }
 
-/** Python's json.dump writes NaN and Infinity bare; JSON.parse needs them quoted out. Outside strings only. */
+/**
+ * Python's json.dump writes NaN and ±Infinity bare (e.g. `"burstiness": Infinity` for `--burstiness inf`),
+ * which JSON.parse refuses: outside strings, Infinity becomes `"inf"` / `"-inf"` (as vLLM writes
+ * `request_rate`), NaN becomes null.
+ */
 function pythonJson(text: string): string {
-  return text.replace(/("(?:[^"\\]|\\.)*")|-?\bInfinity\b|\bNaN\b/g, (_m, str) => (str ? str : 'null'));
+  return text.replace(/("(?:[^"\\]|\\.)*")|(-?)\bInfinity\b|\bNaN\b/g, (m, str, minus) =>
+    str ? str : m === 'NaN' ? 'null' : `"${minus}inf"`,
+  );
 }
 
 /** Check a parsed value is a text-generation result of `vllm bench serve`; returns it. */

@@ -15,6 +15,7 @@
  * - TTFT and ITL of chat runs: LoadLab stamps TTFT on the first chunk that carries a token; vLLM's
  *   chat client (vllm/benchmarks/lib/endpoint_request_func.py) on the first chunk with `choices`
  *   (the role-only chunk) and then adds the role→token gap as one more ITL entry (src/client/metrics.ts).
+ *   vLLM also counts a chunk with empty text (a special token) as a chunk; LoadLab's token chunks skip it.
  * - `queue_times`: LoadLab's `queueMs` (send − intended send: pacer lag, the concurrency cap and
  *   connecting); vLLM's `client_queue_time` is only the wait for its `--max-concurrency` semaphore.
  * - `start_times`: seconds on the run's clock (0 near the first request); vLLM's are perf_counter values.
@@ -27,7 +28,8 @@
  * - `tokenizer_id` is the model: LoadLab counts tokens with the server's usage, never a client tokenizer.
  * - `--percentile-metrics client_queue_time,e2el_including_client_queue` are not written.
  * - Added metadata keys (vLLM's `--metadata KEY=VALUE` slot): `loadlab_simulated` (`true`, `false` or
- *   `unknown`), `loadlab_target_kind`, `loadlab_run_id`, `base_url`, so a file never hides what it measured.
+ *   `unknown`), `loadlab_target_kind`, `loadlab_run_id`, `loadlab_status` (an interrupted run is written too,
+ *   which vLLM never does), `base_url`, so a file never hides what it measured.
  */
 
 import * as fs from 'node:fs';
@@ -147,6 +149,7 @@ function metadata(m: RunManifest): Record<string, string> {
     loadlab_simulated: t.simulated === undefined ? 'unknown' : String(t.simulated),
     loadlab_target_kind: t.kind,
     loadlab_run_id: m.runId,
+    loadlab_status: m.status,
     base_url: t.baseUrl,
   };
 }
