@@ -119,6 +119,12 @@ describe('import a vllm bench serve --save-detailed result', () => {
     expect(out.loadlab_target_kind).toBe('import');
   });
 
+  it('recomputes goodput with the SLO the file was made with (ttft:300) to the file’s request_goodput', () => {
+    const run = importVllmResult(DETAILED, join(tmp, 'goodput'), { slo: { ttftMs: 300 } });
+    close(run.summary.goodput?.requestsPerSec, fixture.request_goodput, 'request_goodput');
+    close(vllmResultOf(loadRun(run.dir)).request_goodput, fixture.request_goodput, 'exported request_goodput');
+  });
+
   it('refuses a summary-only file naming --save-detailed, and other files with the fix', () => {
     expect(() => importVllmResult(SUMMARY_ONLY, join(tmp, 'no'))).toThrow(VllmResultError);
     expect(() => importVllmResult(SUMMARY_ONLY, join(tmp, 'no'))).toThrow(
