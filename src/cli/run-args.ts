@@ -66,6 +66,7 @@ Report:
   --ci                              95% bootstrap intervals beside the percentiles (seeded)
   --metrics-interval MS             scrape the server's /metrics every MS ms into metrics.jsonl
   (the table always has queue time and TTFT from the intended send time)
+  --result-json vllm[:FILE]         also write vllm bench serve's result JSON (default DIR/vllm-result.json)
 
 Run:
   --out DIR                         run folder (required)

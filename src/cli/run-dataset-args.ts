@@ -33,6 +33,7 @@ export const DATASET_OPTIONS = {
   goodput: { type: 'string', multiple: true },
   'percentile-metrics': { type: 'string' },
   'metric-percentiles': { type: 'string' },
+  'result-json': { type: 'string' },
 } as const;
 
 type Flags = Partial<Record<keyof typeof DATASET_OPTIONS, string | string[] | boolean>>;
@@ -194,4 +195,16 @@ export function multiTurnFlags(v: Flags & Record<string, unknown>): { thinkTimeM
     throw new UsageError(`--think-time-ms must be a number of ms ≥ 0, e.g. 2000, got '${think}'`);
   }
   return { thinkTimeMs: ms };
+}
+
+/**
+ * `--result-json vllm` (write `vllm-result.json`, `vllm bench serve`'s result keys, into the run folder)
+ * or `--result-json vllm:FILE` (write it to FILE); undefined when not given.
+ */
+export function resultJsonFlag(v: Flags): { file?: string } | undefined {
+  const x = v['result-json'] as string | undefined;
+  if (x === undefined) return undefined;
+  if (x === 'vllm') return {};
+  if (x.startsWith('vllm:') && x.length > 5) return { file: x.slice(5) };
+  throw new UsageError(`--result-json takes vllm (writes vllm-result.json into the run folder) or vllm:FILE, got '${x}'`);
 }

@@ -33,7 +33,7 @@ export function runReport(result: RunResult, loadLabel: string, args: RunArgs): 
   const serverLine =
     args.metricsIntervalMs === undefined
       ? undefined
-      : (formatServerLine(result.metrics ?? [], t.simulated) ?? 'no /metrics sample could be read during the run');
+      : (formatServerLine(result.metrics ?? [], t.simulated === true) ?? 'no /metrics sample could be read during the run');
   const stopLine = formatStopLine(result.manifest.load.options.stopRule as DurationStopRule | undefined);
   return formatRunReport({
     summary: result.summary,

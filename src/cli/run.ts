@@ -6,7 +6,7 @@
 
 import { resolveApiKey } from '../client/url';
 import { CHALLENGES_PROMPT, promptOfTokens } from '../workload/prompts';
-import { type RunLoadOptions, runLoad } from '../runner/runner';
+import { type RunLoadOptions, type RunResult, runLoad } from '../runner/runner';
 import { describeShape, type LoadShape, timeline } from '../schedule/shapes';
 import { explainNoModels } from '../runner/target-diagnosis';
 import { makeRequest } from '../workload/workload';
@@ -14,6 +14,8 @@ import { DatasetError, type LoadedDataset, loadDataset } from '../workload/datas
 import type { Api, RequestSpec } from '../types';
 import type { CliIo } from './io';
 import { isSessions, sessionsDataset } from './run-sessions';
+import { writeVllmResult } from '../exchange/vllm-result';
+import { resultJsonFlag } from './run-dataset-args';
 import { int, parseRunArgs, RUN_HELP, type RunArgs, seconds, UsageError, type Values } from './run-args';
 import { runReport } from './run-report';
 
@@ -56,6 +58,7 @@ function parseAll(argv: string[], io: CliIo): number | { args: RunArgs; ds: Load
       io.stdout.write(RUN_HELP);
       return 0;
     }
+    resultJsonFlag(args.v); // a bad --result-json fails before any request
     return { args, ds: datasetOf(args) };
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
@@ -118,6 +121,13 @@ async function failureMessage(err: unknown, v: Values): Promise<string> {
   return msg;
 }
 
+/** `--result-json vllm[:FILE]`: write the run as `vllm bench serve`'s result file; the line to print, or ''. */
+function vllmResultLine(result: RunResult, args: RunArgs): string {
+  const rj = resultJsonFlag(args.v);
+  const choice = { ...args.percentiles, ...(args.slo ? { slo: args.slo } : {}) };
+  return rj ? `vllm bench serve result: ${writeVllmResult(result, rj.file, choice)}\n` : '';
+}
+
 /** `loadlab run …`; returns the exit code. */
 export async function runCommand(
   argv: string[],
@@ -174,6 +184,7 @@ export async function runCommand(
     const from = ds ? `, dataset ${ds.name}` : '';
     const count = args.durationS === undefined ? `${requests} requests` : `${args.durationS} s, at most ${requests} requests`;
     io.stdout.write(runReport(result, `${describeShape(shape)}, ${count}${from}${warmup ? ` (+${warmup} warm-up)` : ''}`, args));
+    io.stdout.write(vllmResultLine(result, args));
     if (result.manifest.status === 'interrupted') return 130;
     return result.summary.requests > 0 && result.summary.completed === 0 ? 1 : 0;
   } catch (err) {

@@ -12,10 +12,16 @@ import { packageRoot } from '../paths';
 export interface RunTarget {
   /** Base URL, e.g. `http://127.0.0.1:8000` (no credentials in it). */
   baseUrl: string;
-  /** LoadLab's simulator, a real vLLM, or another OpenAI-compatible server. */
-  kind: 'sim' | 'vllm' | 'other';
-  /** True when the numbers come from the simulator, not a GPU. */
-  simulated: boolean;
+  /**
+   * LoadLab's simulator, a real vLLM, another OpenAI-compatible server, or `import`: a result file of
+   * another tool (`vllm bench serve`, src/exchange/import-vllm.ts) whose server LoadLab never saw.
+   */
+  kind: 'sim' | 'vllm' | 'other' | 'import';
+  /**
+   * True when the numbers come from the simulator, not a GPU. Absent only for an import whose file does
+   * not say (`loadlab import` without `--simulated`/`--real`): unknown, never taken as real.
+   */
+  simulated?: boolean;
   /** Served model name. */
   model: string;
   /** `/version` of the server, when known. */
@@ -74,6 +80,11 @@ export interface RunManifest {
   status: RunStatus;
   /** Client health during the run (event-loop delay, CPU …), filled by the runner. */
   client?: Record<string, unknown>;
+  /**
+   * Set only for a run imported from another tool's result file (src/exchange/import-vllm.ts): the
+   * tool, the file, how the records' times were made (`timing`), and the file's own figures kept as is.
+   */
+  imported?: { tool: string; file: string; timing: string } & Record<string, unknown>;
   notes?: string[];
 }
 
