@@ -19,6 +19,7 @@ export {
   type RequestSpec,
   type RunSummary,
   type Slo,
+  type TurnSummary,
 } from './types';
 export { seededRng, randExp, randGamma, randInt, type Rng } from './rng';
 export { packageRoot, fromRoot } from './paths';
@@ -135,9 +136,13 @@ export {
   type TimelineEntry,
   type TimelineShape,
 } from './schedule/shapes';
+export { sessions, turnSpec, type SessionScript, type SessionsShape } from './schedule/sessions';
+export { runSessions, type SessionsReport } from './schedule/session-driver';
+export { sessionScripts, sessionScriptOf } from './workload/datasets/sharegpt';
 
 // 6. One measured run (what `measure` drives), and measuring the measurer.
 export { runLoad, type RunLoadOptions, type RunResult } from './runner/runner';
+export type { DurationStopRule } from './runner/runner-stop';
 export { formatProgress, type Progress } from './runner/progress';
 export { assessClientHealth, type ClientHealth } from './runner/health';
 export {
@@ -155,11 +160,15 @@ export { isRunComplete } from './run/folder';
 export { loadRun, listRuns, type LoadedRun, type RunListing } from './run/loader';
 export { recordsToDataFrame, type RecordRow } from './view/frame';
 export type { RunManifest, RunTarget, RunStatus } from './run/manifest';
+export { importVllmResult, type ImportVllmOptions } from './exchange/import-vllm';
+export { vllmResultOf, writeVllmResult, type VllmResultOptions } from './exchange/vllm-result';
+export { readVllmResult, VllmResultError } from './exchange/vllm-result-file';
 
 // 8. Summaries: percentiles, run summaries, confidence intervals, server counters.
 export { percentile, percentiles, summarizeLatency, mean, type LatencySummary } from './stats/percentile';
 export { summarizeRun, meetsSlo } from './stats/summary';
 export { parseGoodput, formatGoodput, goodputOf } from './stats/goodput';
+export { summarizeTurns } from './stats/turns';
 export { bootstrapPercentileCI, bootstrapDiffCI, type BootstrapCI, type BootstrapOptions } from './stats/bootstrap';
 export { counterDeltas, counterRates, counterIncrease, prefixHitRates } from './stats/counters';
 
@@ -174,7 +183,7 @@ export {
   type SummaryTableOptions,
 } from './view/tables';
 export { show, saveFigure, figureHtml, plotlyJsPath, type ShowOptions, type SaveOptions } from './view/render';
-export { provenanceOf, provenanceSuffix, runSimulated, runServerLabel, type Provenance, type RunLike } from './view/provenance';
+export { provenanceOf, provenanceSuffix, runSimulated, runServerLabel, runImported, type Provenance, type RunLike } from './view/provenance';
 export { chartTitle, type Figure, type Trace, type Layout, type ChartOptions } from './view/figure';
 export {
   latencyCdf,
