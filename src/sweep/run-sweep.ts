@@ -63,6 +63,11 @@ function readRun(dir: string): LoadedRun | undefined {
   }
 }
 
+/** The run id of a loaded run, undefined when there is none or its manifest is damaged. */
+function runIdOf(run: LoadedRun | undefined): string | undefined {
+  return run && !run.damaged ? run.manifest.runId : undefined;
+}
+
 /** The next load value of the plan, or why the plan is done. */
 function nextValue(plan: SweepPlan, points: readonly SweepPoint[]): { value?: number; searchEnd?: string } {
   if (plan.mode === 'list') return { value: plan.values[points.length] };
@@ -106,9 +111,12 @@ async function measure(
 ): Promise<SweepPoint> {
   const { name, dir, key } = st;
   save([{ name, value, key, reused: false, status: 'pending' }]);
+  const before = runIdOf(readRun(dir));
   await o.measurePoint({ name, value, dir, replace: isRunComplete(dir) });
   const run = readRun(dir);
-  if (!run) throw new Error(`point ${name}: no run was saved in ${dir}`);
+  if (!run || runIdOf(run) === undefined || runIdOf(run) === before) {
+    throw new Error(`point ${name}: no run was saved in ${dir} (see the run's message above)`);
+  }
   return pointFromRun({ name, value, key, reused: false }, run, o.plan.slo, o.plan.attainment);
 }
 
@@ -121,11 +129,15 @@ export async function runSweep(o: RunSweepOptions): Promise<SweepFile> {
   checkSweepDir(o.dir);
   const log = o.log ?? (() => {});
   const prev = readSweepFile(o.dir);
+  if (prev.problem && !o.replace) {
+    throw new SweepFolderError(
+      `${prev.problem}: which run flags its points were measured with is unknown; move it aside, or pass --replace to measure every point again`,
+    );
+  }
   const keys = prev.file?.keys ?? {};
   if (o.plan.mode === 'list') for (const v of o.plan.values) pointState(o, keys, v); // refuse before any load
   fs.mkdirSync(o.dir, { recursive: true });
-  const notes: string[] = prev.problem ? [`${prev.problem}; its points were measured again`] : [];
-  if (prev.problem) log(prev.problem);
+  const notes: string[] = prev.problem ? [`${prev.problem}; replaced (--replace)`] : [];
   const points: SweepPoint[] = [];
   let searchEnd: string | undefined;
   const save = (status: SweepStatus, extra: SweepPoint[] = []) => {
