@@ -95,7 +95,19 @@ describe('loadlab sweep on the simulator', () => {
   it('searches the highest request rate meeting the SLO by bisection', { timeout: 120_000 }, async () => {
     const out = join(tmp, 'slo');
     const { out: o, io } = capture();
-    const argv = [...small(), '--slo-search', '10,200', '--slo-steps', '4', '--goodput', 'ttft:80', '--out', out];
+    const argv = [
+      ...small(),
+      '--slo-search',
+      '10,200',
+      '--slo-steps',
+      '4',
+      '--goodput',
+      'ttft:80',
+      '--api-key',
+      'sk-sweep-secret',
+      '--out',
+      out,
+    ];
     expect(await sweepCommand(argv, io)).toBe(0);
     const f = readSweep(out);
     expect(f.plan).toMatchObject({ mode: 'slo-search', bounds: [10, 200], steps: 4 });
@@ -107,6 +119,8 @@ describe('loadlab sweep on the simulator', () => {
     if (cap.value !== undefined && cap.firstMiss !== undefined) expect(cap.value).toBeLessThan(cap.firstMiss);
     expect(cap.value ?? cap.note).toBeDefined();
     expect(o.stdout).toMatch(/SLO search stopped: /);
+    expect(readFileSync(join(out, 'sweep.json'), 'utf8')).not.toMatch(/sk-sweep-secret/); // the key never reaches the disk
+    expect(f.runFlags).toContain('***');
   });
 
   it('refuses wrong flags with exit 2, naming the fix', async () => {
