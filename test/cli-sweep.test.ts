@@ -135,6 +135,10 @@ describe('loadlab sweep on the simulator', () => {
       ],
       [['--max-concurrency', '1,2', '--num-prompts', '4'], /--out DIR is required/],
       [['--max-concurrency', '1,2', '--out', join(tmp, 'x')], /--num-prompts N is required/],
+      [
+        ['--max-concurrency', '1,2', '--dataset-name', 'trace', '--out', join(tmp, 'x')],
+        /a trace .* no load to sweep; measure it with loadlab run/,
+      ],
       [['--max-concurrency', '1,2', '--num-prompts', '4', '--bogus', '--out', join(tmp, 'x')], /bogus/],
     ];
     for (const [args, msg] of cases) {

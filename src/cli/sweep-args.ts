@@ -136,6 +136,10 @@ function chooseVariable(own: Record<string, string>): { variable: SweepVariable;
 export function parseSweepArgs(argv: string[]): 'help' | SweepArgs {
   if (argv.includes('--help') || argv.includes('-h')) return 'help';
   const { own, rest } = splitOwn(argv);
+  const ds = rest.findIndex((a) => a === '--dataset-name' || a.startsWith('--dataset-name='));
+  if (ds >= 0 && (rest[ds].split('=')[1] ?? rest[ds + 1]) === 'trace') {
+    throw new UsageError('a trace is sent at its own timestamps, so it has no load to sweep; measure it with loadlab run');
+  }
   const out = own['--out'];
   if (!out) throw new UsageError('--out DIR is required: the sweep folder, e.g. --out data/sweeps/qwen-c');
   const { variable, list, fixed } = chooseVariable(own);
