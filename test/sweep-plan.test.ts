@@ -99,9 +99,17 @@ describe('knee and saturation from made-up points', () => {
     const rising = [kp(1, 10, 160, 100), kp(2, 20, 320, 100), kp(4, 40, 640, 101)];
     const knee = findKnee(rising);
     expect(knee.value).toBeUndefined();
-    expect(knee.why).toMatch(/still rising at the highest load measured \(4\)/);
+    expect(knee.why).toMatch(/at the highest load measured \(4\)/);
     expect(findSweepSaturation(rising).why).toMatch(/still grows/);
     expect(findKnee([pts[0]]).why).toMatch(/fewer than two/);
+  });
+
+  it('needs a 10 % drop in power at the highest load, and names loads it cannot tell from the knee', () => {
+    const flat = [kp(1, 10, 160, 100), kp(2, 20, 320, 100), kp(4, 38, 600, 200)]; // power 100, 200, 190
+    expect(findKnee(flat).value).toBeUndefined();
+    expect(findKnee(flat).why).toMatch(/within the margin/);
+    const near = [kp(1, 10, 160, 100), kp(2, 19, 300, 100), kp(4, 20, 320, 100), kp(8, 20, 320, 200)];
+    expect(findKnee(near)).toMatchObject({ value: 4, near: [2] });
   });
 });
 
@@ -162,7 +170,7 @@ describe('sweep summary from its points', () => {
       sp(16, { status: 'interrupted', simulated: true, requestsPerSec: 999 }),
     ];
     const a = analyseSweep(points, undefined, 0.9);
-    expect(a.knee.why).toMatch(/still rising at the highest load measured \(4\)/); // the interrupted c=16 is not used
+    expect(a.knee.why).toMatch(/at the highest load measured \(4\)/); // the interrupted c=16 is not used
     expect(a.capacity).toEqual([]);
     expect(provenanceOf(points)).toBe('simulated');
     expect(provenanceOf([sp(1, { simulated: true }), sp(2, { simulated: false })])).toBe('mixed');

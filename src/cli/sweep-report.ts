@@ -42,10 +42,12 @@ export function formatPointTable(points: readonly SweepPoint[], withGoodput: boo
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-function located(what: string, l: Located, variable: SweepVariable): string {
-  return l.value !== undefined
-    ? `${what}: ${pointName(variable, l.value)} (${l.rule})`
-    : `${what}: not found: ${l.why ?? 'no data'} (${l.rule})`;
+function located(what: string, l: Located & { near?: number[] }, variable: SweepVariable): string {
+  if (l.value === undefined) return `${what}: not found: ${l.why ?? 'no data'} (${l.rule})`;
+  const near = l.near?.length
+    ? `; ${l.near.map((x) => pointName(variable, x)).join(', ')} within the margin: the data cannot tell them apart`
+    : '';
+  return `${what}: ${pointName(variable, l.value)} (${l.rule}${near})`;
 }
 
 /** The provenance line: simulated, real or mixed, from the points' manifests. */

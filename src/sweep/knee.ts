@@ -4,8 +4,8 @@
  *   chart): the first load after which a doubling adds less than `gainBelow` (default 10 %) output
  *   throughput. For a rate sweep the load is the request rate; "a doubling" is of the rate.
  * - knee: the load with the highest "power", throughput ÷ latency (requests/s ÷ E2E p50, Kleinrock's
- *   operating point): beyond it, latency grows faster than throughput. Reported only when a higher
- *   load was measured (otherwise the power was still rising at the highest load).
+ *   operating point): beyond it, latency grows faster than throughput. Reported only when the highest
+ *   load measured has at least 10 % less power (otherwise it may still be rising).
  */
 
 import { findSaturation } from '../view/saturation';
@@ -32,16 +32,24 @@ export function powerOf(p: KneePoint): number {
   return p.e2eP50Ms > 0 && Number.isFinite(p.requestsPerSec) ? p.requestsPerSec / (p.e2eP50Ms / 1000) : NaN;
 }
 
-/** The knee of `points` (any order): the highest-power load below the highest load measured. */
-export function findKnee(points: readonly KneePoint[]): Located {
-  const rule = 'highest throughput ÷ latency (req/s ÷ E2E p50)';
+/**
+ * The knee of `points` (any order): the highest-power load, reported only when the highest load measured
+ * has at least `dropBy` (default 0.1 = 10 %) less power, a stated margin against noise. `near` lists
+ * other loads within `dropBy` of the knee's power: the data cannot tell them apart.
+ */
+export function findKnee(points: readonly KneePoint[], dropBy = 0.1): Located & { near?: number[] } {
+  const rule = `highest throughput ÷ latency (req/s ÷ E2E p50), ≥ ${+(dropBy * 100).toFixed(2)} % above the highest load's`;
   const ps = points.filter((p) => Number.isFinite(powerOf(p))).sort((a, b) => a.value - b.value);
   if (ps.length < 2) return { rule, why: 'fewer than two points with throughput and latency' };
   let best = ps[0];
   for (const p of ps) if (powerOf(p) > powerOf(best)) best = p;
-  if (best === ps[ps.length - 1])
-    return { rule, why: `still rising at the highest load measured (${best.value}); add higher loads` };
-  return { value: best.value, rule };
+  const last = ps[ps.length - 1];
+  const floor = powerOf(best) * (1 - dropBy);
+  if (best === last || powerOf(last) >= floor) {
+    return { rule, why: `still rising, or within the margin, at the highest load measured (${last.value}); add higher loads` };
+  }
+  const near = ps.filter((p) => p !== best && powerOf(p) >= floor).map((p) => p.value);
+  return { value: best.value, rule, ...(near.length > 0 ? { near } : {}) };
 }
 
 /** Saturation of `points` by `findSaturation` (output tokens/s; `gainBelow` default 0.1 per doubling). */

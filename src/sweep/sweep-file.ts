@@ -38,7 +38,7 @@ export interface SweepFile {
    * command (a point dropped from the list keeps its key, so adding it back reuses it).
    */
   keys: Record<string, string>;
-  knee: Located;
+  knee: Located & { near?: number[] };
   saturation: Located;
   /** Capacity under each SLO criterion; empty without `--goodput`. */
   capacity: Capacity[];
