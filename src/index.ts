@@ -154,6 +154,15 @@ export {
   type ClientCalibration,
 } from './calibrate/calibrate';
 
+// Sweeps: one run per load point, the knee, saturation and capacity under SLOs.
+export { runSweep, type RunSweepOptions, type PointJob } from './sweep/run-sweep';
+export { runLoadPoints, type LoadPoints } from './sweep/load-points';
+export { pointName, DEFAULT_ATTAINMENT, type SweepPlan, type SweepVariable } from './sweep/plan';
+export { readSweepFile, analyseSweep, SweepFolderError, type SweepFile } from './sweep/sweep-file';
+export type { SweepPoint } from './sweep/point';
+export { findKnee, findSweepSaturation } from './sweep/knee';
+export { capacities, attainmentOf } from './sweep/capacity';
+
 // 7. Run files: saved as they finish, read back later.
 export { createRun, abortOpenRuns, type RunWriter, type CreateRunOptions } from './run/store';
 export { isRunComplete } from './run/folder';
@@ -183,7 +192,15 @@ export {
   type SummaryTableOptions,
 } from './view/tables';
 export { show, saveFigure, figureHtml, plotlyJsPath, type ShowOptions, type SaveOptions } from './view/render';
-export { provenanceOf, provenanceSuffix, runSimulated, runServerLabel, runImported, type Provenance, type RunLike } from './view/provenance';
+export {
+  provenanceOf,
+  provenanceSuffix,
+  runSimulated,
+  runServerLabel,
+  runImported,
+  type Provenance,
+  type RunLike,
+} from './view/provenance';
 export { chartTitle, type Figure, type Trace, type Layout, type ChartOptions } from './view/figure';
 export {
   latencyCdf,

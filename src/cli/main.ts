@@ -1,5 +1,5 @@
 /**
- * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab lessons …`, `loadlab doctor`, `--help`,
+ * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab sweep …`, `loadlab lessons …`, `loadlab doctor`, `--help`,
  * `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
  * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
  * serves until stopped).
@@ -19,6 +19,7 @@ export const MAIN_HELP = `loadlab: load-test an LLM server (vLLM) and learn what
 Usage:
   loadlab sim [vllm serve flags]    start a simulated vLLM server (no GPU needed)
   loadlab run --base-url URL …      send load to a server and save the run
+  loadlab sweep --base-url URL …    one run per load point (--max-concurrency 1,4,16 …), the knee and SLO capacity
   loadlab import FILE --out DIR     a vllm bench serve result (--save-detailed) as a run folder
   loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
   loadlab doctor [--json]           check that this machine is ready for the lessons (each failure names its fix)
@@ -68,6 +69,10 @@ export async function main(
       const { runCommand } = await import('./run');
       return runCommand(rest, io);
     }
+    case 'sweep': {
+      const { sweepCommand } = await import('./sweep');
+      return sweepCommand(rest, io);
+    }
     case 'import': {
       const { importCommand } = await import('./import');
       return importCommand(rest, io);
@@ -87,7 +92,9 @@ export async function main(
       return doctorCommand(rest, io);
     }
     default:
-      io.stderr.write(`loadlab: unknown command '${cmd}'. Commands: sim, run, import, lessons, doctor (see loadlab --help).\n`);
+      io.stderr.write(
+        `loadlab: unknown command '${cmd}'. Commands: sim, run, sweep, import, lessons, doctor (see loadlab --help).\n`,
+      );
       return 2;
   }
 }
