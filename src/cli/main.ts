@@ -1,6 +1,6 @@
 /**
- * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab lessons …`, `loadlab doctor`, `--help`,
- * `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
+ * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab report …`, `loadlab compare …`,
+ * `loadlab lessons …`, `loadlab doctor`, `--help`, `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
  * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
  * serves until stopped).
  */
@@ -19,6 +19,8 @@ export const MAIN_HELP = `loadlab: load-test an LLM server (vLLM) and learn what
 Usage:
   loadlab sim [vllm serve flags]    start a simulated vLLM server (no GPU needed)
   loadlab run --base-url URL …      send load to a server and save the run
+  loadlab report RUN|SWEEP [--out F] write a standalone HTML report (offline) and CSV of a run or sweep folder
+  loadlab compare A B … [--json]    runs side by side with intervals; says which differences are real
   loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
   loadlab doctor [--json]           check that this machine is ready for the lessons (each failure names its fix)
   loadlab --help | -h               this help;  loadlab <command> --help for a command's flags
@@ -67,6 +69,14 @@ export async function main(
       const { runCommand } = await import('./run');
       return runCommand(rest, io);
     }
+    case 'report': {
+      const { reportCommand } = await import('./report-cmd');
+      return reportCommand(rest, io);
+    }
+    case 'compare': {
+      const { compareCommand } = await import('./compare');
+      return compareCommand(rest, io);
+    }
     case 'lessons': {
       const { lessonsCommand } = await import('./lessons');
       try {
@@ -82,7 +92,9 @@ export async function main(
       return doctorCommand(rest, io);
     }
     default:
-      io.stderr.write(`loadlab: unknown command '${cmd}'. Commands: sim, run, lessons, doctor (see loadlab --help).\n`);
+      io.stderr.write(
+        `loadlab: unknown command '${cmd}'. Commands: sim, run, report, compare, lessons, doctor (see loadlab --help).\n`,
+      );
       return 2;
   }
 }

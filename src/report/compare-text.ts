@@ -49,19 +49,26 @@ function diffSection(c: RunsComparison, run: string): string {
   const sum = real.length
     ? `Real differences (interval of the difference excludes 0): ${real.join(', ')}.`
     : 'No difference is real at this confidence: every interval of a difference includes 0, or there is none.';
-  return [`${run} vs ${ds[0]?.against ?? '?'} (${run} − ${ds[0]?.against ?? '?'}):`, alignColumns([head, ...rows]), ...notes, sum].join(
-    '\n',
-  );
+  return [
+    `${run} vs ${ds[0]?.against ?? '?'} (${run} − ${ds[0]?.against ?? '?'}):`,
+    alignColumns([head, ...rows]),
+    ...notes,
+    sum,
+  ].join('\n');
 }
 
 /** The whole comparison as text, ending with a newline. */
 export function formatComparison(c: RunsComparison): string {
   const labels = c.runs.map((r) => r.label);
-  const runLines = c.runs.map((r, i) => `  ${i === 0 ? 'baseline ' : ''}${r.label}: ${r.dir} — ${r.server}, ${r.load}, ${r.status}`);
+  const runLines = c.runs.map(
+    (r, i) => `  ${i === 0 ? 'baseline ' : ''}${r.label}: ${r.dir} — ${r.server}, ${r.load}, ${r.status}`,
+  );
   const head = ['metric', ...labels];
   const rows = c.rows.map((row) => [
     `${row.label} (${row.unit})`,
-    ...row.cells.map((cell) => (cell.interval ? `${fmtNumber(cell.value)} ${fmtInterval(cell.interval)}` : fmtNumber(cell.value))),
+    ...row.cells.map((cell) =>
+      cell.interval ? `${fmtNumber(cell.value)} ${fmtInterval(cell.interval)}` : fmtNumber(cell.value),
+    ),
   ]);
   const conf = `${Math.round(c.confidence * 100)}%`;
   const later = labels.slice(1);

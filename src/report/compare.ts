@@ -129,7 +129,9 @@ function diffsOf(a: ReportRun, b: ReportRun, rates: CompareRow[], bi: number, op
     const disturbed = [healthWords(a.label, a.summary), healthWords(b.label, b.summary)].filter(Boolean).join('; ');
     const n = Math.min(c.a.n, c.b.n);
     const notes = [
-      c.pct !== c.requestedPct ? `compared at p${c.pct}, not p${c.requestedPct}: ${disturbed}, so its tail includes the measurer's own delay` : '',
+      c.pct !== c.requestedPct
+        ? `compared at p${c.pct}, not p${c.requestedPct}: ${disturbed}, so its tail includes the measurer's own delay`
+        : '',
       !Number.isFinite(c.diff) ? `no usable values (n = ${c.a.n} / ${c.b.n})` : '',
       // Fewer than one value beyond the percentile: it sits at the sample's extreme, which a bootstrap cannot vary much.
       Number.isFinite(c.diff) && c.pct > 50 && n * (1 - c.pct / 100) < 1
@@ -169,7 +171,9 @@ function notesOf(runs: readonly ReportRun[], provenance: RunsComparison['provena
   if (provenance === 'simulated and real mixed') {
     notes.push('simulated and real runs mixed: a difference between them says the numbers differ, not why');
   }
-  const loads = new Set(runs.map((r) => (manifestOf(r) ? String(manifestOf(r)!.load.options.label ?? manifestOf(r)!.load.shape) : '?')));
+  const loads = new Set(
+    runs.map((r) => (manifestOf(r) ? String(manifestOf(r)!.load.options.label ?? manifestOf(r)!.load.shape) : '?')),
+  );
   if (loads.size > 1) notes.push(`the runs had different loads (${[...loads].join(' / ')})`);
   notes.push('ITL intervals resample single gaps, which are correlated within a request: they are narrower than they should be');
   return notes;
@@ -189,7 +193,8 @@ function uniqueLabels(runs: readonly ReportRun[]): ReportRun[] {
  * @throws when fewer than two runs are given, or the threshold is not a percent > 0.
  */
 export function compareRuns(given: readonly ReportRun[], opts: CompareRunsOptions = {}): RunsComparison {
-  if (given.length < 2) throw new Error(`compare needs at least two run folders (the first is the baseline), got ${given.length}`);
+  if (given.length < 2)
+    throw new Error(`compare needs at least two run folders (the first is the baseline), got ${given.length}`);
   const runs = uniqueLabels(given);
   const boot = { ...BOOT, ...opts.bootstrap };
   const latency: CompareRow[] = LATENCY_ROWS.map(({ metric, pct, label }) => ({

@@ -8,7 +8,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { loadRun, type LoadedRun } from '../run/loader';
+import { listRuns, loadRun, type LoadedRun } from '../run/loader';
 import type { RunManifest } from '../run/manifest';
 import { summarizeRun } from '../stats/summary';
 import type { RunSummary } from '../types';
@@ -68,7 +68,9 @@ export function readReportRun(dir: string): ReportRun {
   let summary = run.summary;
   if (!summary) {
     summary = summarizeRun(run.records);
-    notes.push(`no summary.json (status ${m?.status ?? 'unknown'}): summarised here from the ${run.records.length} records on disk`);
+    notes.push(
+      `no summary.json (status ${m?.status ?? 'unknown'}): summarised here from the ${run.records.length} records on disk`,
+    );
   }
   const label = m?.name ?? path.basename(path.resolve(dir));
   return { ...run, ...(m ? { manifest: m } : {}), summary, label, notes } as ReportRun;
@@ -79,7 +81,14 @@ function loadValue(run: ReportRun, axis: 'concurrency' | 'rate'): number | undef
   const m = manifestOf(run);
   if (!m) return undefined;
   const o = m.load.options;
-  const v = axis === 'concurrency' ? (m.load.shape === 'closed' ? o.concurrency : undefined) : m.load.shape === 'open' ? o.rate : undefined;
+  const v =
+    axis === 'concurrency'
+      ? m.load.shape === 'closed'
+        ? o.concurrency
+        : undefined
+      : m.load.shape === 'open'
+        ? o.rate
+        : undefined;
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
@@ -117,7 +126,11 @@ export function readReportInput(dir: string): ReportInput {
     .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !e.name.includes('.incomplete-'))
     .filter((e) => isRunDir(path.join(dir, e.name)))
     .map((e) => path.join(dir, e.name));
-  if (subs.length === 0) throw new Error(`${dir} holds no run: ${RUN_FOLDER_HINT}`);
+  if (subs.length === 0) {
+    const deeper = [...new Set(listRuns(dir).map((r) => path.dirname(r.dir)))].slice(0, 3);
+    const hint = deeper.length ? `; runs lie deeper, e.g. in ${deeper.join(', ')}` : '';
+    throw new Error(`${dir} holds no run${hint}: ${RUN_FOLDER_HINT}`);
+  }
   const { axis, points } = orderPoints(subs.map(readReportRun));
   return { kind: 'sweep', dir, axis, points, hasSweepJson: fs.existsSync(path.join(dir, 'sweep.json')) };
 }

@@ -37,7 +37,10 @@ export function measuredRecords(run: ReportRun): RequestRecord[] {
 /** Banner lines of a run: measurer health, simulated numbers (unless `simulatedLine` is false), damage found while reading. */
 export function runBanner(run: ReportRun, label?: string, simulatedLine = true): string[] {
   const m = manifestOf(run);
-  const sim = simulatedLine && m?.target.simulated ? [`${label ? `${label}：` : ''}这些数字来自模拟器 simulated vLLM，不是 GPU 上的测量。`] : [];
+  const sim =
+    simulatedLine && m?.target.simulated
+      ? [`${label ? `${label}：` : ''}这些数字来自模拟器 simulated vLLM，不是 GPU 上的测量。`]
+      : [];
   const notes = run.notes.map((n) => `${label ? `${label}: ` : ''}${n}`);
   return [...healthBannerLines(run.summary, label), ...sim, ...notes];
 }
@@ -109,7 +112,12 @@ function runCharts(run: ReportRun, ids: FigureIds): ReportSection[] {
     [
       'GPU (nvidia-smi)',
       run.gpu?.length
-        ? serverTimeline(measured, [], { simulated: sim, gpu: run.gpu, series: ['gpuUtil', 'gpuMem'], title: 'GPU 利用率与显存 GPU util and memory' })
+        ? serverTimeline(measured, [], {
+            simulated: sim,
+            gpu: run.gpu,
+            series: ['gpuUtil', 'gpuMem'],
+            title: 'GPU 利用率与显存 GPU util and memory',
+          })
         : undefined,
       '',
     ],

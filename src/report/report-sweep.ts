@@ -107,7 +107,9 @@ export function sweepReportHtml(sweep: Sweep): string {
   // The simulated line once for the whole sweep, not once per point.
   const banner = sweep.points.flatMap((p) => runBanner(p.run, p.label, false));
   if (sweep.points.some((p) => manifestOf(p.run)?.target.simulated)) {
-    banner.unshift(`这些数字来自模拟器 simulated vLLM，不是 GPU 上的测量（${provenanceWords(sweep.points.map((p) => p.run))}）。`);
+    banner.unshift(
+      `这些数字来自模拟器 simulated vLLM，不是 GPU 上的测量（${provenanceWords(sweep.points.map((p) => p.run))}）。`,
+    );
   }
   const ids = new FigureIds();
   const sections: ReportSection[] = [
