@@ -1,6 +1,7 @@
 /**
  * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab report …`, `loadlab compare …`,
- * `loadlab lessons …`, `loadlab doctor`, `--help`, `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
+ * `loadlab lessons …`, `loadlab doctor`, `--help`, `--version`. Subcommands are imported lazily, so
+ * `loadlab run` never loads the simulator.
  * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
  * serves until stopped).
  */
@@ -19,7 +20,7 @@ export const MAIN_HELP = `loadlab: load-test an LLM server (vLLM) and learn what
 Usage:
   loadlab sim [vllm serve flags]    start a simulated vLLM server (no GPU needed)
   loadlab run --base-url URL …      send load to a server and save the run
-  loadlab report RUN|SWEEP [--out F] write a standalone HTML report (offline) and CSV of a run or sweep folder
+  loadlab report DIR [--out F]      write a standalone HTML report (offline) and CSV of a run or sweep folder
   loadlab compare A B … [--json]    runs side by side with intervals; says which differences are real
   loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
   loadlab doctor [--json]           check that this machine is ready for the lessons (each failure names its fix)
