@@ -1,5 +1,5 @@
 /**
- * `loadlab compare A B … [--json] [--threshold PCT]`: runs side by side with bootstrap intervals,
+ * `loadlab compare A B … [--json] [--threshold PCT] [--iterations N]`: runs side by side with bootstrap intervals,
  * and for each later run against A which differences are real (the interval of the difference
  * excludes 0), which the data cannot tell, and, with `--threshold`, which are negligible.
  * Exit 0 after printing, 2 for a usage mistake or a folder that is no run.
@@ -11,7 +11,7 @@ import { readReportRun } from '../report/report-input';
 import type { CliIo } from './io';
 
 /** Usage text of `loadlab compare`. */
-export const COMPARE_HELP = `loadlab compare A B [C …] [--json] [--threshold PCT]
+export const COMPARE_HELP = `loadlab compare A B [C …] [--json] [--threshold PCT] [--iterations N]
 
 Compare run folders side by side: TTFT, TPOT, ITL and E2E at p50 and p99 with 95% bootstrap intervals
 (2000 resamples, seed 1), client queue time, TTFT from the intended send time, req/s, output tok/s and
@@ -22,17 +22,24 @@ from its own manifest (simulated, real, or simulated and real mixed).
 
   --json           print the comparison as JSON instead of text
   --threshold PCT  a difference whose interval lies within ±PCT % of A's value is "negligible"
+  --iterations N   bootstrap resamples (default 2000); each costs about 2 steps per value, so runs with
+                   hundreds of thousands of inter-token gaps take tens of seconds at the default
   --help, -h       this help
 `;
 
 /** Run `loadlab compare` with `argv` (after `compare`); returns the exit code. */
 export function compareCommand(argv: string[], io: CliIo): number {
-  let values: { json?: boolean; threshold?: string; help?: boolean };
+  let values: { json?: boolean; threshold?: string; iterations?: string; help?: boolean };
   let positionals: string[];
   try {
     const parsed = parseArgs({
       args: argv,
-      options: { json: { type: 'boolean' }, threshold: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        json: { type: 'boolean' },
+        threshold: { type: 'string' },
+        iterations: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
       allowPositionals: true,
     });
@@ -51,13 +58,21 @@ export function compareCommand(argv: string[], io: CliIo): number {
     io.stderr.write(`loadlab compare: --threshold must be a percent > 0 (e.g. 5 for ±5 %), got '${values.threshold}'\n`);
     return 2;
   }
+  const iterations = values.iterations === undefined ? undefined : Number(values.iterations);
+  if (iterations !== undefined && !(Number.isInteger(iterations) && iterations >= 100)) {
+    io.stderr.write(`loadlab compare: --iterations must be an integer ≥ 100 (2000 is the default), got '${values.iterations}'\n`);
+    return 2;
+  }
   if (positionals.length < 2) {
     io.stderr.write(`loadlab compare: give at least two run folders (the first is the baseline), got ${positionals.length}\n`);
     return 2;
   }
   try {
     const runs = positionals.map(readReportRun);
-    const c = compareRuns(runs, threshold !== undefined ? { thresholdPct: threshold } : {});
+    const c = compareRuns(runs, {
+      ...(threshold !== undefined ? { thresholdPct: threshold } : {}),
+      ...(iterations !== undefined ? { bootstrap: { iterations } } : {}),
+    });
     io.stdout.write(
       values.json
         ? `${JSON.stringify(c, (_k, v) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`

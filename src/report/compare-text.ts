@@ -76,7 +76,7 @@ export function formatComparison(c: RunsComparison): string {
     `Runs compared (${c.provenance}):`,
     ...runLines,
     '',
-    `Side by side (latencies: percentile [${conf} bootstrap interval]):`,
+    `Side by side (latencies: percentile [${conf} bootstrap interval, ${c.iterations} resamples, seed ${c.seed}]):`,
     alignColumns([head, ...rows]),
     '',
     ...later.flatMap((l) => [diffSection(c, l), '']),

@@ -78,7 +78,11 @@ export interface RunsComparison {
   runs: { label: string; dir: string; server: string; load: string; status: string }[];
   /** From the runs' own manifests: every run simulated, none, mixed, or unknown (damaged manifests). */
   provenance: 'simulated' | 'real' | 'simulated and real mixed' | 'unknown';
+  /** Coverage of every interval, e.g. 0.95. */
   confidence: number;
+  /** Bootstrap resamples and seed behind every interval. */
+  iterations: number;
+  seed: number;
   rows: CompareRow[];
   /** For each later run, one entry per row. */
   diffs: CompareDiff[];
@@ -223,6 +227,8 @@ export function compareRuns(given: readonly ReportRun[], opts: CompareRunsOption
     }),
     provenance,
     confidence: boot.confidence,
+    iterations: boot.iterations,
+    seed: boot.seed,
     rows: [...latency, ...rates],
     diffs: runs.slice(1).flatMap((b, i) => diffsOf(runs[0], b, rates, i + 1, opts)),
     notes: notesOf(runs, provenance),

@@ -14,7 +14,7 @@ import { provenanceSuffix, type Provenance } from '../view/provenance';
 import { tableHtml } from '../view/table-html';
 import { SUMMARY_COLUMNS, summaryRows } from '../view/tables-runs';
 import { metricValues } from '../lesson/verdict';
-import type { RequestRecord, RunSummary } from '../types';
+import { ERROR_CODES, type RequestRecord, type RunSummary } from '../types';
 import { manifestOf, type ReportRun } from './report-input';
 import { FigureIds, para, provenanceTable, reportPage, type ReportSection } from './report-page';
 
@@ -53,6 +53,12 @@ export function summaryTableHtml(summary: RunSummary, simulated: Provenance | un
   return tableHtml(summaryRows(summary), { caption: `${cap}${provenanceSuffix(simulated)}`, digits, kind: 'summary' });
 }
 
+/** Failures as `3 (http_5xx 2, connection_reset 1)`, or `0`. */
+function failuresText(s: RunSummary): string {
+  const parts = ERROR_CODES.filter((c) => (s.errors[c] ?? 0) > 0).map((c) => `${c} ${s.errors[c]}`);
+  return parts.length ? `${s.failed} (${parts.join(', ')})` : String(s.failed);
+}
+
 /** Throughput, failures, goodput and client queueing of a summary, as one HTML table. */
 export function throughputTableHtml(summary: RunSummary, simulated: Provenance | undefined): string {
   const s = summary;
@@ -61,7 +67,7 @@ export function throughputTableHtml(summary: RunSummary, simulated: Provenance |
     { '指标 metric': '输出吞吐 output throughput (tok/s)', '值 value': s.outputTokensPerSec },
     { '指标 metric': '总吞吐 total throughput (tok/s)', '值 value': s.totalTokensPerSec },
     { '指标 metric': '测量时长 duration (s)', '值 value': s.durationS },
-    { '指标 metric': '失败数 failed', '值 value': s.failed },
+    { '指标 metric': '失败数 failed（按错误码 by error code）', '值 value': failuresText(s) },
     { '指标 metric': '客户端排队 queueMs p50 (ms)', '值 value': s.queueMs.p50 },
     { '指标 metric': '客户端排队 queueMs p99 (ms)', '值 value': s.queueMs.p99 },
     { '指标 metric': '从计划时刻算的 TTFT ttftFromIntendedMs p99 (ms)', '值 value': s.ttftFromIntendedMs.p99 },
