@@ -100,7 +100,11 @@ export interface CompareRunsOptions {
 
 const BOOT: Required<BootstrapOptions> = { iterations: 2000, confidence: 0.95, seed: 1 };
 
-/** The values of a latency metric in a run's measured, successful requests (ms); ITL = every gap. */
+/**
+ * The values of a latency metric in a run's measured, successful requests (ms). ITL is every gap of
+ * every request pooled, as `vllm bench serve` pools them before taking percentiles
+ * (`vllm/benchmarks/serve.py`, `calculate_metrics`: `itls += outputs[i].itl`).
+ */
 export function latencyValues(records: readonly RequestRecord[], metric: CompareMetricKey): number[] {
   if (metric !== 'itlMs') return metricValues(records, metric);
   return records.filter((r) => !r.warmup && r.ok).flatMap((r) => r.itlMs.filter((g) => Number.isFinite(g)));
