@@ -5,6 +5,8 @@
  * (the message says what a run folder holds), 1 when writing fails.
  */
 import { parseArgs } from 'node:util';
+import { manifestOf, type ReportRun } from '../report/report-input';
+import { provenanceOf } from '../view/provenance';
 import { writeReport } from '../report/write-report';
 import type { CliIo } from './io';
 
@@ -21,6 +23,13 @@ throughput and TTFT vs load, and a table of the points). plotly.js is inlined: t
   --no-csv     do not write records.csv (one row per request) and points.csv (one row per sweep point)
   --help, -h   this help
 `;
+
+/** What measured the runs, from their own manifests: simulated, real, simulated and real mixed, or unknown. */
+function provenanceText(runs: readonly ReportRun[]): string {
+  const known = runs.flatMap((r) => (manifestOf(r) ? [{ manifest: manifestOf(r)! }] : []));
+  const p = known.length < runs.length ? undefined : provenanceOf(known);
+  return p === 'mixed' ? 'simulated and real mixed' : (p ?? 'provenance unknown: a manifest is unusable');
+}
 
 /** Run `loadlab report` with `argv` (after `report`); returns the exit code. */
 export function reportCommand(argv: string[], io: CliIo): number {
@@ -62,7 +71,19 @@ export function reportCommand(argv: string[], io: CliIo): number {
     written.input.kind === 'run'
       ? `run ${written.input.run.label}`
       : `sweep of ${written.input.points.length} points (${written.input.points.map((p) => p.label).join(', ')})`;
-  io.stdout.write(`report of ${what}: ${written.html}\n`);
+  const runs = written.input.kind === 'run' ? [written.input.run] : written.input.points.map((p) => p.run);
+  io.stdout.write(`report of ${what} (${provenanceText(runs)}): ${written.html}\n`);
+  for (const r of runs) {
+    const h = r.summary.health;
+    if (h?.clientBound || h?.simBehind) {
+      const why = [h.clientBound ? 'client-bound' : '', h.simBehind ? 'simulator behind real time' : '']
+        .filter(Boolean)
+        .join(', ');
+      io.stderr.write(
+        `loadlab report: warning: ${r.label} was ${why}: its tails include the measurer's own delay (see the banner)\n`,
+      );
+    }
+  }
   for (const f of written.csv) io.stdout.write(`csv: ${f}\n`);
   io.stdout.write(`${written.records} request records; open the HTML file in a browser (no network needed)\n`);
   return 0;

@@ -64,7 +64,7 @@ export function provenanceRows(run: ReportRun): Record<string, unknown>[] {
   const t = m.target;
   const { label, ...loadOpts } = m.load.options;
   return [
-    row('运行 run', `${run.label} (${run.dir})`),
+    row('运行 run', `${run.label} (${run.dir}), runId ${m.runId}`),
     row('来源 provenance', `${provenanceWords([run])}: ${runServerLabel(m)}`),
     row('目标 target', `${t.kind} ${t.baseUrl}, model ${t.model}`),
     row('引擎 engine', t.engine),
@@ -105,6 +105,7 @@ export function reportPage(title: string, banner: readonly string[], sections: r
     `<h1>${escapeHtml(title)}</h1>`,
     bannerHtml([...banner]),
     ...sections.map((s) => `<section><h2>${escapeHtml(s.heading)}</h2>\n${s.html}</section>`),
+    para(`生成于 generated ${new Date().toISOString()}：以上数字读自各运行文件夹本身 (read from the run folders' own files)。`),
     '</body></html>',
     '',
   ].join('\n');
