@@ -22,8 +22,8 @@ from its own manifest (simulated, real, or simulated and real mixed).
 
   --json           print the comparison as JSON instead of text
   --threshold PCT  a difference whose interval lies within ±PCT % of A's value is "negligible"
-  --iterations N   bootstrap resamples (default 2000); each costs about 2 steps per value, so runs with
-                   hundreds of thousands of inter-token gaps take tens of seconds at the default
+  --iterations N   bootstrap resamples (default 2000). The cost grows with values × resamples, and ITL
+                   pools every inter-token gap, so long runs take a while: fewer resamples are faster
   --help, -h       this help
 `;
 
@@ -69,6 +69,12 @@ export function compareCommand(argv: string[], io: CliIo): number {
   }
   try {
     const runs = positionals.map(readReportRun);
+    const gaps = runs.reduce((n, r) => n + r.records.reduce((k, rec) => k + (rec.warmup ? 0 : rec.itlMs.length), 0), 0);
+    if (gaps > 100_000) {
+      io.stderr.write(
+        `loadlab compare: bootstrapping ${gaps} inter-token gaps × ${iterations ?? 2000} resamples; this can take a minute (--iterations 500 is 4× faster)\n`,
+      );
+    }
     const c = compareRuns(runs, {
       ...(threshold !== undefined ? { thresholdPct: threshold } : {}),
       ...(iterations !== undefined ? { bootstrap: { iterations } } : {}),
