@@ -5,7 +5,7 @@
  * Pure: comparison in, string out.
  */
 import { fmtInterval, fmtNumber } from '../lesson/verdict';
-import type { CompareDiff, RunsComparison } from './compare';
+import type { CompareCell, CompareDiff, CompareRow, RunsComparison } from './compare';
 
 /** Aligned text columns: the first left-aligned, the others right-aligned; two spaces apart. */
 export function alignColumns(rows: readonly string[][]): string {
@@ -57,6 +57,13 @@ function diffSection(c: RunsComparison, run: string): string {
   ].join('\n');
 }
 
+/** One cell: `value [lo, hi]`, a count as an integer, or `— (n = 0)` when there is no value. */
+function cellText(cell: CompareCell, unit: CompareRow['unit']): string {
+  if (!Number.isFinite(cell.value)) return `— (n = ${cell.n ?? 0})`;
+  if (unit === 'requests') return String(cell.value);
+  return cell.interval ? `${fmtNumber(cell.value)} ${fmtInterval(cell.interval)}` : fmtNumber(cell.value);
+}
+
 /** The whole comparison as text, ending with a newline. */
 export function formatComparison(c: RunsComparison): string {
   const labels = c.runs.map((r) => r.label);
@@ -64,12 +71,7 @@ export function formatComparison(c: RunsComparison): string {
     (r, i) => `  ${i === 0 ? 'baseline ' : ''}${r.label}: ${r.dir} — ${r.server}, ${r.load}, ${r.status}`,
   );
   const head = ['metric', ...labels];
-  const rows = c.rows.map((row) => [
-    `${row.label} (${row.unit})`,
-    ...row.cells.map((cell) =>
-      cell.interval ? `${fmtNumber(cell.value)} ${fmtInterval(cell.interval)}` : fmtNumber(cell.value),
-    ),
-  ]);
+  const rows = c.rows.map((row) => [`${row.label} (${row.unit})`, ...row.cells.map((cell) => cellText(cell, row.unit))]);
   const conf = `${Math.round(c.confidence * 100)}%`;
   const later = labels.slice(1);
   return `${[

@@ -47,7 +47,7 @@ export interface CompareCell {
 /** One row of the side-by-side table: a cell per run, in the order given. */
 export interface CompareRow {
   label: string;
-  unit: 'ms' | 'req/s' | 'tok/s';
+  unit: 'ms' | 'req/s' | 'tok/s' | 'requests';
   cells: CompareCell[];
 }
 
@@ -233,7 +233,7 @@ export function compareRuns(given: readonly ReportRun[], opts: CompareRunsOption
     confidence: boot.confidence,
     iterations: boot.iterations,
     seed: boot.seed,
-    rows: [...latency, ...rates],
+    rows: [...latency, ...rates, { label: 'failed', unit: 'requests', cells: runs.map((r) => ({ value: r.summary.failed })) }],
     diffs: runs.slice(1).flatMap((b, i) => diffsOf(runs[0], b, rates, i + 1, opts)),
     notes: notesOf(runs, provenance),
   };
