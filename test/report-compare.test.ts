@@ -161,9 +161,12 @@ describe('loadlab compare (CLI)', () => {
   });
 
   it('refuses, with the fix, one folder, a folder that is no run, and a bad threshold (exit 2)', async () => {
+    const empty = path.join(tmp, 'empty');
+    fs.mkdirSync(empty, { recursive: true });
     const cases: [string[], RegExp][] = [
       [['compare', dirs.a], /at least two run folders/],
-      [['compare', dirs.a, tmp], /not a run folder: a run folder holds manifest\.json and requests\.jsonl/],
+      [['compare', dirs.a, empty], /not a run folder: a run folder holds manifest\.json and requests\.jsonl/],
+      [['compare', tmp, dirs.a], /it holds run folders \(a sweep\?\): give those, e\.g\. .*\ba\b/],
       [['compare', dirs.a, dirs.b, '--threshold', '0'], /--threshold must be a percent > 0/],
       [['report', dirs.a, dirs.b], /exactly one run or sweep folder/],
       [['report', path.join(tmp, 'nope')], /is not a folder/],

@@ -48,6 +48,16 @@ function isRunDir(dir: string): boolean {
   return fs.existsSync(path.join(dir, 'manifest.json')) || fs.existsSync(path.join(dir, 'requests.jsonl'));
 }
 
+/** The direct sub-folders of `dir` that are run folders (not dot-folders, not moved-aside `.incomplete-` ones), by name. */
+function runSubfolders(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !e.name.includes('.incomplete-'))
+    .filter((e) => isRunDir(path.join(dir, e.name)))
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
 /** The manifest of a run, or undefined when it is damaged (reading it would throw). */
 export function manifestOf(run: LoadedRun): RunManifest | undefined {
   return run.damaged === undefined ? run.manifest : undefined;
@@ -61,7 +71,11 @@ export function readReportRun(dir: string): ReportRun {
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
     throw new Error(`${dir} is not a folder: give a run folder (${RUN_FOLDER_HINT})`);
   }
-  if (!isRunDir(dir)) throw new Error(`${dir} is not a run folder: ${RUN_FOLDER_HINT}`);
+  if (!isRunDir(dir)) {
+    const subs = runSubfolders(dir).slice(0, 3);
+    const hint = subs.length ? `; it holds run folders (a sweep?): give those, e.g. ${subs.join(' ')}` : '';
+    throw new Error(`${dir} is not a run folder${hint}: ${RUN_FOLDER_HINT}`);
+  }
   const run = loadRun(dir);
   const notes = [...run.problems];
   const m = manifestOf(run);
@@ -121,11 +135,7 @@ export function readReportInput(dir: string): ReportInput {
     throw new Error(`${dir} is not a folder: give a run or sweep folder (${RUN_FOLDER_HINT})`);
   }
   if (isRunDir(dir)) return { kind: 'run', dir, run: readReportRun(dir) };
-  const subs = fs
-    .readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !e.name.includes('.incomplete-'))
-    .filter((e) => isRunDir(path.join(dir, e.name)))
-    .map((e) => path.join(dir, e.name));
+  const subs = runSubfolders(dir);
   if (subs.length === 0) {
     const deeper = [...new Set(listRuns(dir).map((r) => path.dirname(r.dir)))].slice(0, 3);
     const hint = deeper.length ? `; runs lie deeper, e.g. in ${deeper.join(', ')}` : '';

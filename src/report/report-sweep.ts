@@ -113,7 +113,14 @@ export function sweepReportHtml(sweep: Sweep): string {
   }
   const ids = new FigureIds();
   const sections: ReportSection[] = [
-    { heading: '来源 provenance', html: pointsProvenanceTable(sweep.points) },
+    {
+      heading: '来源 provenance',
+      html:
+        pointsProvenanceTable(sweep.points) +
+        para(
+          `点的顺序按各运行 manifest 里的负载 (points ordered by each manifest's load: ${sweep.axis})；sweep.json ${sweep.hasSweepJson ? '存在 present' : '不存在 absent'}。`,
+        ),
+    },
     { heading: '各点对比 points compared', html: pointsCompareTable(sweep.points) },
     ...sweepCharts(sweep, ids),
   ];
