@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareRuns } from '../src/report/compare';
 import { readReportInput, readReportRun } from '../src/report/report-input';
+import { MAX_ITL_POINTS, runReportHtml } from '../src/report/report-run';
 import { writeReport } from '../src/report/write-report';
 import { fromRoot } from '../src/paths';
 
@@ -109,5 +110,23 @@ describe('readReportInput', () => {
     copyRun('c1', path.join(outer, 'inner', 'c1'));
     expect(() => readReportInput(outer)).toThrow(/runs lie deeper, e\.g\. in .*inner/);
     expect(() => writeReport(path.join(SAMPLE, 'c1'), { out: path.join(tmp, 'r.txt') })).toThrow(/ending in \.html/);
+  });
+});
+
+describe('runReportHtml on a long run', () => {
+  it('draws 1 request in k when the run has more than MAX_ITL_POINTS gaps, and says so', () => {
+    const run = readReportRun(path.join(SAMPLE, 'c8'));
+    const one = run.records.find((r) => !r.warmup && r.ok)!;
+    const perRequest = 200;
+    const n = Math.ceil((MAX_ITL_POINTS * 1.5) / perRequest);
+    const records = Array.from({ length: n }, (_, i) => ({
+      ...one,
+      index: i,
+      itlMs: Array.from({ length: perRequest }, () => 7),
+      chunkMs: Array.from({ length: perRequest + 1 }, (_, k) => 1000 + i + k * 7),
+    }));
+    const html = runReportHtml({ ...run, records });
+    expect(html).toContain('1 request in 2 drawn');
+    expect(html).toContain(`共 ${n * perRequest} 个间隔 gaps`);
   });
 });
