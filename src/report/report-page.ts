@@ -78,6 +78,14 @@ export function provenanceRows(run: ReportRun): Record<string, unknown>[] {
   ];
 }
 
+/** One line under a run report's title: what measured it, the target, the load and the date, from its manifest. */
+export function runSubtitle(run: ReportRun): string {
+  const m = manifestOf(run);
+  if (!m) return `${run.dir}：manifest 损坏 unusable (${run.damaged})，来源未知 provenance unknown`;
+  const load = typeof m.load.options.label === 'string' ? m.load.options.label : m.load.shape;
+  return `${provenanceWords([run])} · ${runServerLabel(m)} · ${m.target.model} @ ${m.target.baseUrl} · 负载 load ${load} · ${m.startedAt}`;
+}
+
 /** The provenance table of one run. */
 export function provenanceTable(run: ReportRun): string {
   return tableHtml(provenanceRows(run), { caption: `来源 provenance：${run.label}`, kind: 'provenance' });
@@ -91,10 +99,15 @@ table.loadlab-table caption{text-align:left;font-weight:bold;padding:4px 0}
 .loadlab-note{color:#444;font-size:13px}`;
 
 /**
- * A complete offline page: `title` (escaped), banners, then each section. plotly.js is inlined
+ * A complete offline page: `title` (escaped), an optional `subtitle` line, banners, then each section. plotly.js is inlined
  * once before the first section; charts in sections must come from `FigureIds.html`.
  */
-export function reportPage(title: string, banner: readonly string[], sections: readonly ReportSection[]): string {
+export function reportPage(
+  title: string,
+  banner: readonly string[],
+  sections: readonly ReportSection[],
+  subtitle?: string,
+): string {
   return [
     '<!DOCTYPE html>',
     '<html lang="zh-CN"><head><meta charset="utf-8">',
@@ -103,6 +116,7 @@ export function reportPage(title: string, banner: readonly string[], sections: r
     '</head><body>',
     plotlyScriptTag(),
     `<h1>${escapeHtml(title)}</h1>`,
+    subtitle ? para(subtitle) : '',
     bannerHtml([...banner]),
     ...sections.map((s) => `<section><h2>${escapeHtml(s.heading)}</h2>\n${s.html}</section>`),
     para(`生成于 generated ${new Date().toISOString()}：以上数字读自各运行文件夹本身 (read from the run folders' own files)。`),

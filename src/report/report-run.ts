@@ -16,7 +16,7 @@ import { SUMMARY_COLUMNS, summaryRows } from '../view/tables-runs';
 import { metricValues } from '../lesson/verdict';
 import { ERROR_CODES, type RequestRecord, type RunSummary } from '../types';
 import { manifestOf, type ReportRun } from './report-input';
-import { FigureIds, para, provenanceTable, reportPage, type ReportSection } from './report-page';
+import { FigureIds, para, provenanceTable, reportPage, runSubtitle, type ReportSection } from './report-page';
 
 /** The run as a chart's `simulated` option (labelled from its own manifest), or undefined when damaged. */
 export function provenanceOfRun(run: ReportRun): Provenance | undefined {
@@ -165,5 +165,5 @@ export function runSections(run: ReportRun, ids: FigureIds): ReportSection[] {
 export function runReportHtml(run: ReportRun): string {
   const sim = provenanceOfRun(run);
   const title = `LoadLab 报告 report：${run.label}${provenanceSuffix(sim)}`;
-  return reportPage(title, runBanner(run), runSections(run, new FigureIds()));
+  return reportPage(title, runBanner(run), runSections(run, new FigureIds()), runSubtitle(run));
 }

@@ -124,5 +124,8 @@ export function sweepReportHtml(sweep: Sweep): string {
     { heading: '各点对比 points compared', html: pointsCompareTable(sweep.points) },
     ...sweepCharts(sweep, ids),
   ];
-  return reportPage(title, banner, sections);
+  const runs = sweep.points.map((p) => p.run);
+  const servers = [...new Set(runs.map((r) => (manifestOf(r) ? runServerLabel(manifestOf(r)!) : 'unknown')))].join(' / ');
+  const subtitle = `${sweep.points.length} 个点 points (${sweep.points.map((p) => p.label).join(', ')}) · ${provenanceWords(runs)} · ${servers}`;
+  return reportPage(title, banner, sections, subtitle);
 }
