@@ -1,6 +1,7 @@
 /**
- * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab sweep …`, `loadlab lessons …`, `loadlab doctor`, `--help`,
- * `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
+ * The `loadlab` command: `loadlab sim …`, `run …`, `sweep …`, `report …`, `compare …`, `import …`,
+ * `lessons …`, `doctor`, `--help`, `--version`. Subcommands are imported lazily, so `loadlab run` never
+ * loads the simulator.
  * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
  * serves until stopped).
  */
@@ -21,6 +22,8 @@ Usage:
   loadlab run --base-url URL …      send load to a server and save the run
   loadlab sweep --base-url URL …    one run per load point (--max-concurrency 1,4,16 …), the knee and SLO capacity
   loadlab import FILE --out DIR     a vllm bench serve result (--save-detailed) as a run folder
+  loadlab report DIR [--out F]      write a standalone HTML report (offline) and CSV of a run or sweep folder
+  loadlab compare A B … [--json]    runs side by side with intervals; says which differences are real
   loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
   loadlab doctor [--json]           check that this machine is ready for the lessons (each failure names its fix)
   loadlab --help | -h               this help;  loadlab <command> --help for a command's flags
@@ -77,6 +80,14 @@ export async function main(
       const { importCommand } = await import('./import');
       return importCommand(rest, io);
     }
+    case 'report': {
+      const { reportCommand } = await import('./report-cmd');
+      return reportCommand(rest, io);
+    }
+    case 'compare': {
+      const { compareCommand } = await import('./compare');
+      return compareCommand(rest, io);
+    }
     case 'lessons': {
       const { lessonsCommand } = await import('./lessons');
       try {
@@ -93,7 +104,7 @@ export async function main(
     }
     default:
       io.stderr.write(
-        `loadlab: unknown command '${cmd}'. Commands: sim, run, sweep, import, lessons, doctor (see loadlab --help).\n`,
+        `loadlab: unknown command '${cmd}'. Commands: sim, run, sweep, report, compare, import, lessons, doctor (see loadlab --help).\n`,
       );
       return 2;
   }

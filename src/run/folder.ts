@@ -102,6 +102,9 @@ export const RUN_FILES: readonly string[] = [
   'metrics.jsonl',
   'gpu.jsonl',
   'server.log',
+  'vllm-result.json', // loadlab run --result-json vllm
+  'report.html', // loadlab report
+  'records.csv', // loadlab report
 ];
 
 /** What an output folder holds, as far as a new run is concerned. */
