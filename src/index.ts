@@ -161,22 +161,15 @@ export { pointName, DEFAULT_ATTAINMENT, type SweepPlan, type SweepVariable } fro
 export { readSweepFile, analyseSweep, SweepFolderError, type SweepFile } from './sweep/sweep-file';
 export type { SweepPoint } from './sweep/point';
 export { findKnee, findSweepSaturation } from './sweep/knee';
-export { capacities, attainmentOf } from './sweep/capacity';
+export { capacities } from './sweep/capacity';
 
 // Reports and comparisons of saved runs (no server needed).
 export { writeReport, reportHtml, type WriteReportOptions, type WrittenReport } from './report/write-report';
 export { readReportInput, readReportRun, type ReportInput, type ReportRun } from './report/report-input';
 export type { SweepPoint as ReportSweepPoint } from './report/report-input';
-export {
-  compareRuns,
-  LATENCY_ROWS,
-  type RunsComparison,
-  type CompareRunsOptions,
-  type CompareDiff,
-  type CompareRow,
-} from './report/compare';
+export { compareRuns, type RunsComparison, type CompareRunsOptions, type CompareDiff } from './report/compare';
 export { formatComparison } from './report/compare-text';
-export { recordsCsv, pointsCsv, toCsv, csvField } from './report/csv';
+export { recordsCsv, pointsCsv } from './report/csv';
 
 // 7. Run files: saved as they finish, read back later.
 export { createRun, abortOpenRuns, type RunWriter, type CreateRunOptions } from './run/store';
