@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../src/cli/run';
 import { API_KEY_ENV } from '../src/client/url';
+import { startSimLatenessWatch } from '../src/runner/health';
 import { runLoad } from '../src/runner/runner';
 import { burst } from '../src/schedule/shapes';
 import { makeRequest } from '../src/workload/workload';
@@ -114,5 +115,16 @@ describe('--header reaches every call a run makes to the target', () => {
       abortOnSigint: false,
     }).catch((e: Error) => e);
     expect(String(err)).toMatch(/HTTP 403 on GET \/v1\/models.*headers \(--header KEY=VALUE\)/);
+  });
+
+  it("the simulator's lateness watch scrapes /metrics with the run's headers too", async () => {
+    const before = (await server.stats()).access.length;
+    const watch = await startSimLatenessWatch(server.url, { auth: { headers: { [GATE.header]: GATE.value } } });
+    await watch.finish();
+    const seen = (await server.stats()).access.slice(before);
+    expect(seen.map((a) => `${a.method} ${a.path} ${String(a.headers['x-gateway-key'])}`)).toEqual([
+      `GET /metrics ${GATE.value}`,
+      `GET /metrics ${GATE.value}`,
+    ]);
   });
 });

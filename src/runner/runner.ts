@@ -62,7 +62,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
   const sender = createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
-  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl) : undefined;
+  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;
   const load = await driveLoad(ro, sender, now, progress, stop.signal, opts.durationMs).catch(async (err: unknown) => {
     await samplers.stop();
     progress.finish();
