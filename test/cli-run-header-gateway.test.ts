@@ -48,7 +48,9 @@ afterAll(async () => {
 const load = ['--max-concurrency', '1', '--num-prompts', '3', '--max-tokens', '5', '--quiet'];
 
 describe('--header reaches every call a run makes to the target', () => {
-  it('probe, /tokenize, /metrics sampler and requests all carry it; the value never reaches disk', { timeout: 60_000 }, async () => {
+  it('probe, /tokenize, /metrics sampler and requests all carry it; the value never reaches disk', {
+    timeout: 60_000,
+  }, async () => {
     const before = (await server.stats()).access.length;
     const out = join(tmp, 'with');
     const { out: o, io } = capture();

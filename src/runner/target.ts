@@ -10,7 +10,7 @@ import { explainModelsAnswer, explainNoModels } from './target-diagnosis';
 
 /** How the target-check messages name the credentials (the library's option, then the CLI flag). */
 export const CREDENTIALS_HINT =
-  "apiKey (--api-key) or LOADLAB_API_KEY, or the header a gateway wants as headers (--header KEY=VALUE)";
+  'apiKey (--api-key) or LOADLAB_API_KEY, or the header a gateway wants as headers (--header KEY=VALUE)';
 
 /** A checked target. */
 export interface ResolvedTarget {
@@ -71,7 +71,9 @@ export async function resolveTarget(
     );
   }
   if (probe.modelsStatus === 401 || probe.modelsStatus === 403) {
-    throw new Error(`${explainModelsAnswer(rootUrl, { status: probe.modelsStatus, text: '' }, !!opts.apiKey, CREDENTIALS_HINT)}.`);
+    throw new Error(
+      `${explainModelsAnswer(rootUrl, { status: probe.modelsStatus, text: '' }, !!opts.apiKey, CREDENTIALS_HINT)}.`,
+    );
   }
   const served = probe.models;
   if (opts.model !== undefined) {
