@@ -105,7 +105,7 @@ interface ClientSettings {
   now: () => number;
   apiKey: string | undefined;
   extra: Record<string, string> | undefined;
-  /** Redacted from every stored message: the API key, else the token of an `authorization` header. */
+  /** Redacted from every stored message: the token of an `authorization` header, else the API key. */
   secret: string | undefined;
 }
 
@@ -135,7 +135,8 @@ function checkClientOptions(opts: ClientOptions): ClientSettings {
     }
   }
   const authHeader = Object.entries(extra ?? {}).find(([k]) => k.toLowerCase() === 'authorization')?.[1];
-  const secret = apiKey ?? (authHeader?.replace(/^Bearer\s+/i, '') || undefined);
+  // What goes on the wire: an authorization header replaces the key (targetHeaders).
+  const secret = authHeader?.replace(/^Bearer\s+/i, '') || apiKey;
   return { origin, prefix, base, model: opts.model, connections, timeoutMs, idleTimeoutMs, now, apiKey, extra, secret };
 }
 
