@@ -133,8 +133,12 @@ export function goodputFlag(v: Flags): Slo | undefined {
   }
 }
 
-/** Metrics `--percentile-metrics` may name (vLLM's). */
-export const PERCENTILE_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
+/**
+ * Metrics `--percentile-metrics` may name: vLLM's (vllm/benchmarks/serve.py `add_cli_args`,
+ * `benchmark`). The two client-queue names are LoadLab's own measures under vLLM's names, with
+ * deviations named in src/cli/percentile-table.ts `metricSamples`.
+ */
+export const PERCENTILE_METRICS = ['ttft', 'tpot', 'itl', 'e2el', 'client_queue_time', 'e2el_including_client_queue'] as const;
 /** A metric name of `--percentile-metrics`. */
 export type PercentileMetric = (typeof PERCENTILE_METRICS)[number];
 
@@ -149,7 +153,7 @@ export function percentileFlags(v: Flags): { metrics: PercentileMetric[]; percen
   const metrics = (m ?? 'ttft,tpot,itl').split(',').map((x) => x.trim());
   const bad = metrics.find((x) => !(PERCENTILE_METRICS as readonly string[]).includes(x));
   if (bad !== undefined)
-    throw new UsageError(`--percentile-metrics: unknown metric '${bad}'; use a comma list of ttft, tpot, itl, e2el`);
+    throw new UsageError(`--percentile-metrics: unknown metric '${bad}'; use a comma list of ${PERCENTILE_METRICS.join(', ')}`);
   const percentiles = (p ?? '99').split(',').map((x) => {
     const n = Number(x);
     try {

@@ -4,7 +4,7 @@
  * sending, cancels in-flight requests, writes the summary and exits 130; twice exits at once.
  */
 
-import { resolveApiKey } from '../client/url';
+import { resolveApiKey, type TargetAuth } from '../client/url';
 import { CHALLENGES_PROMPT, promptOfTokens } from '../workload/prompts';
 import { type RunLoadOptions, type RunResult, runLoad } from '../runner/runner';
 import { describeShape, type LoadShape, timeline } from '../schedule/shapes';
@@ -25,12 +25,12 @@ export { RUN_HELP } from './run-args';
 async function promptText(
   v: Values,
   promptTokens: number | undefined,
-  apiKey: string | undefined,
+  auth: TargetAuth,
   notes: string[],
   io: CliIo,
 ): Promise<string> {
   if (promptTokens === undefined) return v.prompt ?? CHALLENGES_PROMPT;
-  const p = await promptOfTokens(promptTokens, { baseUrl: v['base-url'], model: v.model, ...(apiKey ? { apiKey } : {}) });
+  const p = await promptOfTokens(promptTokens, { baseUrl: v['base-url'], model: v.model, ...auth });
   notes.push(`prompt of ${p.tokens} tokens (${p.method}${p.note ? `: ${p.note}` : ''})`);
   if (p.estimated) io.stderr.write(`loadlab run: prompt length is estimated, not counted (${p.note})\n`);
   return p.text;
@@ -112,10 +112,11 @@ function loadOptions(args: RunArgs, plan: ReturnType<typeof loadPlan>, apiKey: s
 }
 
 /** What to print for a failed run: the error's message, or why the server listed no models. */
-async function failureMessage(err: unknown, v: Values): Promise<string> {
+async function failureMessage(err: unknown, args: RunArgs): Promise<string> {
   let msg = err instanceof Error ? err.message : String(err);
   if (/did not list its models/.test(msg)) {
-    const why = await explainNoModels(v['base-url']!, resolveApiKey(v['api-key']), '--api-key or LOADLAB_API_KEY');
+    const hint = '--api-key or LOADLAB_API_KEY, or the header a gateway wants with --header KEY=VALUE';
+    const why = await explainNoModels(args.v['base-url']!, resolveApiKey(args.v['api-key']), hint, args.request.headers);
     if (why) msg = why;
   }
   return msg;
@@ -154,8 +155,9 @@ export async function runCommand(
     const maxTokens = int('max-tokens', v['max-tokens']) ?? 128;
     const notes: string[] = [];
     const promptTokens = int('prompt-tokens', v['prompt-tokens']);
-    const apiKey = resolveApiKey(v['api-key']); // the same key for /tokenize as for the run
-    const text = ds ? undefined : await promptText(v, promptTokens, apiKey, notes, io);
+    const apiKey = resolveApiKey(v['api-key']); // the same key and headers for /tokenize as for the run
+    const auth = { ...(apiKey ? { apiKey } : {}), ...(args.request.headers ? { headers: args.request.headers } : {}) };
+    const text = ds ? undefined : await promptText(v, promptTokens, auth, notes, io);
     const single = text === undefined ? undefined : makeRequest(text, { api, maxTokens, fixedOutput: v['ignore-eos'] ?? false });
     const plan = loadPlan(args, ds, single);
     const { requests, shape } = plan;
@@ -188,7 +190,7 @@ export async function runCommand(
     if (result.manifest.status === 'interrupted') return 130;
     return result.summary.requests > 0 && result.summary.completed === 0 ? 1 : 0;
   } catch (err) {
-    const msg = await failureMessage(err, v);
+    const msg = await failureMessage(err, args);
     io.stderr.write(`loadlab run: ${msg}\n`);
     return err instanceof TypeError || err instanceof UsageError ? 2 : 1;
   } finally {

@@ -6,6 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { Api, RequestSpec } from '../types';
+import { targetHeaders } from './url';
 
 /** URL path of an endpoint, relative to the server root: `/v1/chat/completions` or `/v1/completions`. */
 export function endpointPath(api: Api): string {
@@ -84,16 +85,16 @@ export interface HeaderInputs {
 }
 
 /**
- * Request headers: `content-type: application/json`, `accept: text/event-stream`,
- * `authorization` when an API key is set, then the extra headers, then `x-request-id`.
+ * Request headers: `content-type: application/json`, `accept: text/event-stream`, then the
+ * target's set (`targetHeaders`: `authorization` when an API key is set, the extra headers), then
+ * `x-request-id`.
  */
 export function buildHeaders(h: HeaderInputs): Record<string, string> {
   const out: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'text/event-stream',
+    ...targetHeaders(h),
   };
-  if (h.apiKey) out.authorization = `Bearer ${h.apiKey}`;
-  if (h.headers) for (const k of Object.keys(h.headers)) out[k.toLowerCase()] = h.headers[k];
   // Set last: the record's requestId must be the id actually sent.
   out['x-request-id'] = h.requestId;
   return out;

@@ -30,7 +30,10 @@ export interface ClientOptions {
   idleTimeoutMs?: number;
   /** Clock in ms for every stamp; default `() => performance.now()`. Must advance in real ms. */
   now?: () => number;
-  /** Extra request headers (they cannot replace `x-request-id`). */
+  /**
+   * Extra request headers (they cannot replace `x-request-id`). The token of an `authorization`
+   * header is redacted from stored messages, as the API key is.
+   */
   headers?: Record<string, string>;
 }
 
@@ -107,6 +110,8 @@ interface ClientSettings {
   now: () => number;
   apiKey: string | undefined;
   extra: Record<string, string> | undefined;
+  /** Redacted from every stored message: the token of an `authorization` header, else the API key. */
+  secret: string | undefined;
 }
 
 /** Check every option in order, throwing a TypeError that names the fix; fill in the defaults. */
@@ -134,7 +139,10 @@ function checkClientOptions(opts: ClientOptions): ClientSettings {
       if (typeof v !== 'string') throw new TypeError(`headers['${k}'] must be a string, got ${typeof v}`);
     }
   }
-  return { origin, prefix, base, model: opts.model, connections, timeoutMs, idleTimeoutMs, now, apiKey, extra };
+  const authHeader = Object.entries(extra ?? {}).find(([k]) => k.toLowerCase() === 'authorization')?.[1];
+  // What goes on the wire: an authorization header replaces the key (targetHeaders).
+  const secret = authHeader?.replace(/^Bearer\s+/i, '') || apiKey;
+  return { origin, prefix, base, model: opts.model, connections, timeoutMs, idleTimeoutMs, now, apiKey, extra, secret };
 }
 
 /** Send one request on `pool` (a record for every outcome; a spec that cannot be sent is a 4xx record). */
@@ -146,7 +154,7 @@ async function sendOne(
   spec: RequestSpec,
   ctx: SendContext,
 ): Promise<RequestRecord> {
-  const { now, apiKey } = cfg;
+  const { now, apiKey, secret } = cfg;
   const api = spec?.api ?? 'chat';
   const meta = {
     index: ctx.index,
@@ -159,7 +167,7 @@ async function sendOne(
   const notSent = (code: 'http_4xx' | 'aborted', message: string): RequestRecord => {
     const timer = createStreamTimer(api, now);
     timer.sent();
-    timer.fail(code, redact(message, apiKey));
+    timer.fail(code, redact(message, secret));
     return timer.toRecord(meta);
   };
   if (closed) return notSent('aborted', 'client is closed; create a new one with createClient()');
@@ -181,7 +189,7 @@ async function sendOne(
     timeoutMs: cfg.timeoutMs,
     idleTimeoutMs: cfg.idleTimeoutMs,
     signal: ctx.signal,
-    secret: apiKey,
+    secret,
     meta,
     ...(ctx.onText ? { onText: ctx.onText } : {}),
   });
@@ -193,7 +201,7 @@ async function sendOne(
  */
 export function createClient(opts: ClientOptions): Client {
   const cfg = checkClientOptions(opts);
-  const { now, apiKey } = cfg;
+  const { now, secret } = cfg;
   // Our own timeouts replace undici's header/body timeouts (0 = off).
   const pool = new Pool(cfg.origin, { connections: cfg.connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
   const idPrefix = makeRequestIdPrefix();
@@ -205,7 +213,7 @@ export function createClient(opts: ClientOptions): Client {
         // Unreachable by design; kept so send() can never reject.
         const timer = createStreamTimer(spec?.api ?? 'chat', now);
         timer.sent();
-        timer.fail('connection_reset', redact(`internal client error: ${String(err)}`, apiKey));
+        timer.fail('connection_reset', redact(`internal client error: ${String(err)}`, secret));
         return timer.toRecord({
           index: ctx?.index ?? -1,
           requestId: ctx?.requestId ?? '',

@@ -4,7 +4,7 @@
  * timeout timer is always cleared, so nothing lingers after the call settles.
  */
 import { request, type Dispatcher } from 'undici';
-import { serverRoot } from './url';
+import { serverRoot, targetHeaders } from './url';
 
 /** Re-exported from `src/client/url.ts`, its one home (older imports use this path). */
 export { serverRoot };
@@ -23,6 +23,7 @@ export interface GetOptions {
   timeoutMs?: number;
   /** Sent as `Authorization: Bearer <apiKey>` (vLLM `--api-key`). */
   apiKey?: string;
+  /** Extra headers (e.g. `--header`s, `accept`), sent after the key (`targetHeaders`: they may replace it). */
   headers?: Record<string, string>;
   /** Aborts the request early (e.g. a sampler being stopped). */
   signal?: AbortSignal;
@@ -46,8 +47,7 @@ export async function httpGet(url: string, opts: GetOptions = {}): Promise<GetRe
     ac.abort(new Error(`timed out after ${timeoutMs} ms`));
   }, timeoutMs);
   try {
-    const headers: Record<string, string> = { ...opts.headers };
-    if (opts.apiKey) headers.authorization = `Bearer ${opts.apiKey}`;
+    const headers = targetHeaders({ apiKey: opts.apiKey, headers: opts.headers });
     const res = await request(url, { method: 'GET', headers, signal: ac.signal, dispatcher: opts.dispatcher });
     const text = await res.body.text();
     return { status: res.statusCode, headers: res.headers, text };

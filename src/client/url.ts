@@ -1,6 +1,6 @@
 /**
- * The two facts every caller derives from a target the same way: its server root (where vLLM
- * serves `/health`, `/metrics`, `/version`, `/tokenize`), and the API key to send.
+ * The facts every caller derives from a target the same way: its server root (where vLLM
+ * serves `/health`, `/metrics`, `/version`, `/tokenize`), the API key, and the header set to send.
  */
 
 /**
@@ -28,4 +28,27 @@ export function resolveApiKey(apiKey?: string, env: Record<string, string | unde
     if (v) return v;
   }
   return undefined;
+}
+
+/** What every request to a target carries besides its own headers: the key and the user's headers. */
+export interface TargetAuth {
+  /** Bearer token, already resolved (see {@link resolveApiKey}); empty or undefined sends none. */
+  apiKey?: string;
+  /** Extra headers (`--header KEY=VALUE`, e.g. a gateway's key or routing header), sent as given. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The one header set every call to a target sends (generation requests, `/v1/models`,
+ * `/version`, `/metrics`, `/tokenize`): `authorization: Bearer <apiKey>` when a key is set, then
+ * the extra headers (names lower-cased; they may replace `authorization`). `vllm bench serve`
+ * sends its `--header`s on `/v1/models` and the requests (vllm/benchmarks/serve.py
+ * `get_first_model_from_server`, `benchmark`) but not on `/tokenize` or `/metrics`; LoadLab sends
+ * them everywhere, so a gateway that checks a header lets every call through. Pure.
+ */
+export function targetHeaders(auth: TargetAuth = {}): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (auth.apiKey) out.authorization = `Bearer ${auth.apiKey}`;
+  if (auth.headers) for (const k of Object.keys(auth.headers)) out[k.toLowerCase()] = auth.headers[k];
+  return out;
 }

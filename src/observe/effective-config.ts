@@ -54,12 +54,16 @@ export interface EffectiveConfig {
   kind: 'sim' | 'vllm' | 'other';
   /** What could not be read, one line each (e.g. `GET /metrics: HTTP 404`). */
   problems: string[];
+  /** HTTP status of `GET /v1/models` when it answered with another status than 200 (401/403: credentials). */
+  modelsStatus?: number;
 }
 
 /** Options of `recordEffectiveConfig`. */
 export interface EffectiveConfigOptions {
   /** Bearer token for `/v1/models` when vLLM runs with `--api-key`. */
   apiKey?: string;
+  /** Extra headers sent on every probe (`--header`, e.g. a gateway's key header). */
+  headers?: Record<string, string>;
   /** Per-endpoint timeout, ms; default 5000. */
   timeoutMs?: number;
 }
@@ -95,7 +99,7 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
   const root = serverRoot(baseUrl);
   const problems: string[] = [];
   const get = (path: string) =>
-    httpGet(`${root}${path}`, { timeoutMs: opts.timeoutMs ?? 5000, apiKey: opts.apiKey }).then(
+    httpGet(`${root}${path}`, { timeoutMs: opts.timeoutMs ?? 5000, apiKey: opts.apiKey, headers: opts.headers }).then(
       (r) => {
         if (r.status !== 200) problems.push(`GET ${path}: HTTP ${r.status}`);
         return r;
@@ -117,6 +121,7 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
     engineEvidence: 'not read',
     problems,
   };
+  if (mod && mod.status !== 200) out.modelsStatus = mod.status;
 
   const v = parseJson(ver);
   if (typeof v?.version === 'string') out.version = v.version;

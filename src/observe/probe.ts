@@ -30,6 +30,8 @@ export interface TargetProbe {
   maxModelLen?: number;
   /** Labels of `vllm:cache_config_info` (block_size, num_gpu_blocks, enable_prefix_caching, …). */
   cacheConfig?: Record<string, string>;
+  /** HTTP status of `GET /v1/models` when not 200 (401/403: the server wants credentials it did not get). */
+  modelsStatus?: number;
 }
 
 /** Options of `probeTarget`. */
@@ -38,6 +40,8 @@ export interface ProbeOptions {
   model?: string;
   /** Per-endpoint timeout, ms; default 5000. */
   timeoutMs?: number;
+  /** Extra headers sent on every probe (`--header`: a gateway's key or routing header). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -48,6 +52,7 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
   const cfg = await recordEffectiveConfig(baseUrl, {
     ...(apiKey ? { apiKey } : {}),
     ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.headers ? { headers: opts.headers } : {}),
   });
   if (!cfg.reachable) {
     const first = cfg.problems[0] ?? 'no answer';
@@ -64,5 +69,6 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
     if (card.maxModelLen !== undefined) probe.maxModelLen = card.maxModelLen;
   }
   if (cfg.cacheConfig) probe.cacheConfig = cfg.cacheConfig;
+  if (cfg.modelsStatus !== undefined) probe.modelsStatus = cfg.modelsStatus;
   return probe;
 }

@@ -44,6 +44,8 @@ export interface MetricsSamplerOptions {
   file?: string;
   /** Sent as a bearer token (only needed if `/metrics` sits behind a proxy that checks it). */
   apiKey?: string;
+  /** Extra headers sent on every scrape (`--header`: a gateway's key or routing header). */
+  headers?: Record<string, string>;
   /** Per-scrape timeout in ms; default `max(1000, 4 × intervalMs)`. */
   timeoutMs?: number;
   /** Only series whose labels include these, e.g. `{ model_name: 'qwen' }`. */
@@ -149,7 +151,7 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
         apiKey: options.apiKey,
         signal,
         dispatcher: pool,
-        headers: { accept: 'text/plain; version=0.0.4' },
+        headers: { accept: 'text/plain; version=0.0.4', ...options.headers },
       });
       if (res.status !== 200) throw new Error(`GET ${url} returned HTTP ${res.status}: ${res.text.slice(0, 200)}`);
       const families = parsePrometheus(res.text);

@@ -16,7 +16,7 @@
 
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { serverRoot } from '../client/url';
+import { serverRoot, type TargetAuth } from '../client/url';
 import { httpGet } from '../client/http-get';
 import { parsePrometheus, type MetricFamily } from '../observe/prometheus';
 import { simLatenessMs } from '../observe/vllm-metrics';
@@ -183,9 +183,9 @@ export interface SimLatenessWatch {
   finish(): Promise<SimLatenessVerdict>;
 }
 
-async function scrapeFamilies(root: string, timeoutMs: number): Promise<MetricFamily[] | undefined> {
+async function scrapeFamilies(root: string, timeoutMs: number, auth: TargetAuth): Promise<MetricFamily[] | undefined> {
   try {
-    const res = await httpGet(`${root}/metrics`, { timeoutMs });
+    const res = await httpGet(`${root}/metrics`, { timeoutMs, ...auth });
     return res.status === 200 ? parsePrometheus(res.text) : undefined;
   } catch {
     return undefined; // no /metrics (or not Prometheus text): nothing to judge, never fatal
@@ -198,18 +198,19 @@ async function scrapeFamilies(root: string, timeoutMs: number): Promise<MetricFa
  * {@link assessSimLateness}. Against a real vLLM (no such series) or an unreachable `/metrics`
  * the verdict has `p99Ms` undefined and is never flagged.
  * @param baseUrl server root (a trailing `/v1` is ignored).
- * @param opts.thresholdMs default 2; `opts.timeoutMs` per scrape, default 2000.
+ * @param opts.thresholdMs default 2; `opts.timeoutMs` per scrape, default 2000; `opts.auth`: the run's key and headers.
  */
 export async function startSimLatenessWatch(
   baseUrl: string,
-  opts: { thresholdMs?: number; timeoutMs?: number } = {},
+  opts: { thresholdMs?: number; timeoutMs?: number; auth?: TargetAuth } = {},
 ): Promise<SimLatenessWatch> {
   const root = serverRoot(baseUrl);
   const timeoutMs = opts.timeoutMs ?? 2000;
-  const before = await scrapeFamilies(root, timeoutMs);
+  const auth = opts.auth ?? {};
+  const before = await scrapeFamilies(root, timeoutMs, auth);
   return {
     async finish() {
-      const after = before ? await scrapeFamilies(root, timeoutMs) : undefined;
+      const after = before ? await scrapeFamilies(root, timeoutMs, auth) : undefined;
       return assessSimLateness(after ? simLatenessMs(after, before) : undefined, opts.thresholdMs);
     },
   };

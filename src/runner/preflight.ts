@@ -7,7 +7,7 @@
  * A server without `/tokenize` is not checked (the caller notes that); nothing here sends load.
  */
 import { request } from 'undici';
-import { resolveApiKey } from '../client/url';
+import { resolveApiKey, type TargetAuth, targetHeaders } from '../client/url';
 import type { RequestSpec } from '../types';
 
 /** What the preflight did. */
@@ -35,7 +35,7 @@ async function countTokens(
   rootUrl: string,
   model: string,
   spec: RequestSpec,
-  apiKey?: string,
+  auth: TargetAuth,
 ): Promise<number | { status: number }> {
   if (Array.isArray(spec.prompt)) return spec.prompt.length;
   const chat = (spec.api ?? 'chat') === 'chat';
@@ -44,7 +44,7 @@ async function countTokens(
     : { model, prompt: spec.prompt ?? '' };
   const res = await request(`${rootUrl}/tokenize`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+    headers: { 'content-type': 'application/json', ...targetHeaders(auth) },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
@@ -63,7 +63,11 @@ export async function checkPromptLengths(
   model: string,
   specs: RequestSpec[],
   maxModelLen: number,
-  opts: { /** Default `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY`. */ apiKey?: string; maxChecks?: number } = {},
+  opts: {
+    /** Default `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY`. */ apiKey?: string;
+    /** Extra headers (`--header`), sent on every `/tokenize` call. */ headers?: Record<string, string>;
+    maxChecks?: number;
+  } = {},
 ): Promise<PreflightReport> {
   const distinct = new Map<string, RequestSpec>();
   for (const s of specs) distinct.set(specKey(s), s);
@@ -74,7 +78,7 @@ export async function checkPromptLengths(
   for (const spec of longest) {
     let n: number | { status: number };
     try {
-      n = await countTokens(rootUrl, model, spec, apiKey);
+      n = await countTokens(rootUrl, model, spec, { apiKey, headers: opts.headers });
     } catch (err) {
       return { checked, skipped: `POST /tokenize failed (${(err as Error).message}); prompt lengths were not checked` };
     }

@@ -29,7 +29,7 @@ import { resolveRunOptions, type ResolvedRunOptions } from './validate';
 import { startSamplers } from './samplers';
 import { checkPromptLengths } from './preflight';
 import type { RunLoadOptions, RunResult } from './run-options';
-import { resolveApiKey } from '../client/url';
+import { resolveApiKey, type TargetAuth } from '../client/url';
 
 export type { Progress };
 export type { RunLoadOptions, RunResult } from './run-options';
@@ -42,8 +42,10 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const ro = resolveRunOptions(opts);
   checkDurationMs(opts.durationMs);
   const apiKey = resolveApiKey(opts.apiKey);
-  const target = await resolveTarget(opts.baseUrl, { model: opts.model, apiKey });
-  const preflight = await preflightPrompts(target, ro, apiKey);
+  // Every call to the target carries the key and the headers: probe, /tokenize, /metrics, requests.
+  const auth = { ...(apiKey ? { apiKey } : {}), ...(opts.headers ? { headers: opts.headers } : {}) };
+  const target = await resolveTarget(opts.baseUrl, { model: opts.model, ...auth });
+  const preflight = await preflightPrompts(target, ro, auth);
   const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
   const connections = connectionsFor(ro.shape, ro.n);
   const origin = performance.now();
@@ -61,8 +63,8 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const { writer, manifest } = await openRunStore(opts, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
   const sender = createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
-  const samplers = startSamplers(opts, target.rootUrl, now, writer);
-  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl) : undefined;
+  const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
+  const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;
   const load = await driveLoad(ro, sender, now, progress, stop.signal, opts.durationMs).catch(async (err: unknown) => {
     await samplers.stop();
     progress.finish();
@@ -131,13 +133,13 @@ function sessionsCounts(r: SessionsReport): Record<string, unknown> {
 }
 
 /** Check every measured prompt against the server's `max_model_len`, or say why that was skipped. */
-async function preflightPrompts(target: ResolvedTarget, ro: ResolvedRunOptions, apiKey: string | undefined): Promise<unknown> {
+async function preflightPrompts(target: ResolvedTarget, ro: ResolvedRunOptions, auth: TargetAuth): Promise<unknown> {
   const maxModelLen = target.probe.maxModelLen;
   if (maxModelLen === undefined) {
     return { checked: 0, skipped: 'the server did not report max_model_len; prompt lengths were not checked' };
   }
   const specs = Array.from({ length: ro.n }, (_, i) => ro.specOf(i));
-  return checkPromptLengths(target.rootUrl, target.model, specs, maxModelLen, { ...(apiKey ? { apiKey } : {}) });
+  return checkPromptLengths(target.rootUrl, target.model, specs, maxModelLen, auth);
 }
 
 /** Create the run folder (or an in-memory manifest); on failure close the client, detach, rethrow. */

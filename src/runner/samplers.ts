@@ -17,10 +17,10 @@ export interface RunSamplers {
 
 /**
  * Start the samplers `opts` asks for (none by default). `sampleMetrics`: true (mean period 250 ms)
- * or the mean period in ms; gaps are jittered ±50 % with a fixed seed.
+ * or the mean period in ms; gaps are jittered ±50 % with a fixed seed. Scrapes carry `apiKey` and `headers`.
  */
 export function startSamplers(
-  opts: { sampleMetrics?: boolean | number; sampleGpu?: boolean; apiKey?: string },
+  opts: { sampleMetrics?: boolean | number; sampleGpu?: boolean; apiKey?: string; headers?: Record<string, string> },
   baseUrl: string,
   now: () => number,
   writer: RunWriter | undefined,
@@ -32,6 +32,7 @@ export function startSamplers(
         intervalMs: typeof opts.sampleMetrics === 'number' ? opts.sampleMetrics : 250,
         ...(writer ? { file: writer.path('metrics.jsonl') } : {}),
         ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+        ...(opts.headers ? { headers: opts.headers } : {}),
       })
     : undefined;
   const gpu = opts.sampleGpu ? startGpuSampler({ now, ...(writer ? { file: writer.path('gpu.jsonl') } : {}) }) : undefined;

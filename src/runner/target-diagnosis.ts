@@ -42,12 +42,17 @@ export function explainModelsAnswer(
 }
 
 /**
- * Fetch `GET <root>/v1/models` once and explain why it lists no model, or undefined when the
- * answer gives no clue (then the caller's own message stands). Never throws.
+ * Fetch `GET <root>/v1/models` once (with the run's key and `headers`) and explain why it lists no
+ * model, or undefined when the answer gives no clue (then the caller's own message stands). Never throws.
  */
-export async function explainNoModels(baseUrl: string, apiKey?: string, keyHint?: string): Promise<string | undefined> {
+export async function explainNoModels(
+  baseUrl: string,
+  apiKey?: string,
+  keyHint?: string,
+  headers?: Record<string, string>,
+): Promise<string | undefined> {
   try {
-    const res = await httpGet(`${serverRoot(baseUrl)}/v1/models`, { timeoutMs: 5000, ...(apiKey ? { apiKey } : {}) });
+    const res = await httpGet(`${serverRoot(baseUrl)}/v1/models`, { timeoutMs: 5000, ...(apiKey ? { apiKey } : {}), headers });
     const ct = res.headers['content-type'];
     return explainModelsAnswer(
       baseUrl,

@@ -6,7 +6,11 @@
 
 import { probeTarget, type TargetProbe } from '../observe/probe';
 import { serverRoot } from '../client/url';
-import { explainNoModels } from './target-diagnosis';
+import { explainModelsAnswer, explainNoModels } from './target-diagnosis';
+
+/** How the target-check messages name the credentials (the library's option, then the CLI flag). */
+export const CREDENTIALS_HINT =
+  'apiKey (--api-key) or LOADLAB_API_KEY, or the header a gateway wants as headers (--header KEY=VALUE)';
 
 /** A checked target. */
 export interface ResolvedTarget {
@@ -41,23 +45,34 @@ export function checkBaseUrl(baseUrl: unknown): string {
 }
 
 /**
- * Probe the target and pick the model.
+ * Probe the target (every probe carries `apiKey` and `headers`) and pick the model.
  * - Nothing answers → Error naming the URL, the network error and how to start a server.
+ * - `/v1/models` answers 401/403 → Error naming `apiKey`/`--api-key` and `headers`/`--header`,
+ *   even when `model` is given: every request would be refused the same way.
  * - `/v1/models` answers and `model` is not in it → Error listing the served models.
  * - No `model` given → `/v1/models` `data[0].id` (as `vllm bench serve`); if the list is not
  *   available → Error asking for `model`.
  */
 export async function resolveTarget(
   baseUrl: string,
-  opts: { model?: string; apiKey?: string; timeoutMs?: number } = {},
+  opts: { model?: string; apiKey?: string; timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<ResolvedTarget> {
   const rootUrl = checkBaseUrl(baseUrl);
-  const probe = await probeTarget(rootUrl, opts.apiKey, { model: opts.model, timeoutMs: opts.timeoutMs });
+  const probe = await probeTarget(rootUrl, opts.apiKey, {
+    model: opts.model,
+    timeoutMs: opts.timeoutMs,
+    ...(opts.headers ? { headers: opts.headers } : {}),
+  });
   if (!probe.reachable) {
     throw new Error(
       `Cannot reach the server at ${rootUrl} (${probe.error ?? 'no answer'}). ` +
         'Start it first (a simulated vLLM: `loadlab sim --port 8000`; a real one: `vllm serve <model>`), ' +
         'or fix the base URL (--base-url / baseUrl).',
+    );
+  }
+  if (probe.modelsStatus === 401 || probe.modelsStatus === 403) {
+    throw new Error(
+      `${explainModelsAnswer(rootUrl, { status: probe.modelsStatus, text: '' }, !!opts.apiKey, CREDENTIALS_HINT)}.`,
     );
   }
   const served = probe.models;
@@ -72,7 +87,7 @@ export async function resolveTarget(
   }
   if (!served || served.length === 0) {
     // Say what is wrong (a path, an HTML page, a refused key) before guessing at an API key.
-    const why = await explainNoModels(baseUrl, opts.apiKey, '--api-key or LOADLAB_API_KEY');
+    const why = await explainNoModels(baseUrl, opts.apiKey, CREDENTIALS_HINT, opts.headers);
     if (why) throw new Error(`${why}. Or pass the model name as model (--model).`);
     throw new Error(
       `${rootUrl} did not list its models (GET /v1/models gave no data${opts.apiKey ? '' : '; does it need an API key?'}). ` +

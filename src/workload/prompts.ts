@@ -7,7 +7,7 @@
  * English word) and says so: `estimated: true`.
  */
 
-import { resolveApiKey, serverRoot } from '../client/url';
+import { resolveApiKey, serverRoot, targetHeaders } from '../client/url';
 
 /** Course prompt (seed 003 happy path, max_tokens 128): "list 5 key challenges of AI's future". */
 export const CHALLENGES_PROMPT = '请列举 5 个关于人工智能未来发展的关键挑战，并简要说明原因。';
@@ -70,6 +70,8 @@ export interface PromptOfTokensOptions {
   model?: string;
   /** Bearer token for `/tokenize`; default `$LOADLAB_API_KEY`, else `$OPENAI_API_KEY` (as the run's client). */
   apiKey?: string;
+  /** Extra headers for `/tokenize` (the run's `--header`s, e.g. a gateway's key header). */
+  headers?: Record<string, string>;
   /** Text repeated (and cut) to fill the prompt; default the course's long-prompt sentence. */
   unit?: string;
   /** Per-call timeout for `/tokenize`, ms; default 10000. */
@@ -83,9 +85,8 @@ export interface PromptOfTokensOptions {
 export async function tokenizeCount(text: string, opts: PromptOfTokensOptions & { baseUrl: string }): Promise<number> {
   const body: Record<string, unknown> = { prompt: text, add_special_tokens: false };
   if (opts.model) body.model = opts.model;
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
   const apiKey = resolveApiKey(opts.apiKey);
-  if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+  const headers = { 'content-type': 'application/json', ...targetHeaders({ apiKey, headers: opts.headers }) };
   const res = await fetch(`${serverRoot(opts.baseUrl)}/tokenize`, {
     method: 'POST',
     headers,

@@ -13,7 +13,8 @@
  * body received), scheduled against absolute times so gaps do not drift; never early, and late
  * by about a timer tick (≤ ~1 ms on an idle machine).
  *
- * Also: `GET /health` (200, empty), `GET /v1/models`, and `GET /stats` ({@link ServerStats}).
+ * Also: `GET /health` (200, empty), `GET /v1/models`, and `GET /stats` ({@link ServerStats}); with
+ * `gateway`, `/version`, `/metrics` and `/tokenize` too, each behind the gateway's header.
  *
  * The script types and the stream writer live in `sse-stream.ts`, the JSON shapes in `sse-shapes.ts`.
  *
@@ -27,14 +28,26 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { spawnChild } from '../../src/proc/child';
+import { type Gateway, gatewayAnswer } from './sse-gateway';
 import { errorBody } from './sse-shapes';
 import { writeScriptedStream, type Script } from './sse-stream';
 
 export type { Failure, Script } from './sse-stream';
+export type { Gateway } from './sse-gateway';
 
 /** A base script plus named routes served under `/<name>/v1/...`. */
 export interface ServerConfig extends Script {
   routes?: Record<string, Script>;
+  /** Put a gateway in front (sse-gateway.ts): every route but `/stats` wants its header. */
+  gateway?: Gateway;
+}
+
+/** Any request the server saw, on any route (refused ones included). */
+export interface AccessEntry {
+  method: string;
+  path: string;
+  /** Request headers, names lower-cased. */
+  headers: Record<string, string | string[] | undefined>;
 }
 
 /** One request as the server saw it (for asserting what the client sent). */
@@ -64,6 +77,8 @@ export interface ServerStats {
   connections: number;
   /** The last 50 requests, oldest first. */
   recent: SeenRequest[];
+  /** The last 200 requests on every route but `/stats`, oldest first. */
+  access: AccessEntry[];
 }
 
 /** A running scripted server. */
@@ -87,15 +102,18 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 /** Start a scripted server in this process on 127.0.0.1, port 0. */
 export async function startScriptedServer(config: ServerConfig = {}): Promise<ScriptedServer> {
-  const { routes = {}, ...base } = config;
+  const { routes = {}, gateway, ...base } = config;
   const counts = new Map<string, number>();
-  const stats: ServerStats = { requests: 0, inFlight: 0, peakInFlight: 0, connections: 0, recent: [] };
+  const stats: ServerStats = { requests: 0, inFlight: 0, peakInFlight: 0, connections: 0, recent: [], access: [] };
   const sockets = new Set<Socket>();
 
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
-    if (req.method === 'GET' && url === '/health') return void res.writeHead(200).end();
     if (req.method === 'GET' && url === '/stats') return json(res, 200, stats);
+    stats.access.push({ method: req.method ?? '', path: url, headers: { ...req.headers } });
+    if (stats.access.length > 200) stats.access.shift();
+    if (gateway && gatewayAnswer(req, res, gateway, () => stats.inFlight)) return;
+    if (req.method === 'GET' && url === '/health') return void res.writeHead(200).end();
     if (req.method === 'GET' && url === '/v1/models') {
       return json(res, 200, {
         object: 'list',
