@@ -15,6 +15,7 @@ import type { Api, RequestSpec } from '../types';
 import type { CliIo } from './io';
 import { isSessions, sessionsDataset } from './run-sessions';
 import { writeVllmResult } from '../exchange/vllm-result';
+import type { VllmMetric } from '../exchange/vllm-result-file';
 import { resultJsonFlag } from './run-dataset-args';
 import { int, parseRunArgs, RUN_HELP, type RunArgs, seconds, UsageError, type Values } from './run-args';
 import { runReport } from './run-report';
@@ -122,10 +123,16 @@ async function failureMessage(err: unknown, args: RunArgs): Promise<string> {
   return msg;
 }
 
-/** `--result-json vllm[:FILE]`: write the run as `vllm bench serve`'s result file; the line to print, or ''. */
+/**
+ * `--result-json vllm[:FILE]`: write the run as `vllm bench serve`'s result file; the line to print, or ''.
+ * vLLM's client-queue metrics are left out of the file: LoadLab's queue is counted from the intended
+ * send time, vLLM's from its arrival loop (see percentile-table.ts), so the keys would not mean the same.
+ */
 function vllmResultLine(result: RunResult, args: RunArgs): string {
   const rj = resultJsonFlag(args.v);
-  const choice = { ...args.percentiles, ...(args.slo ? { slo: args.slo } : {}) };
+  const p = args.percentiles;
+  const metrics = p?.metrics?.filter((m): m is VllmMetric => m === 'ttft' || m === 'tpot' || m === 'itl' || m === 'e2el');
+  const choice = { ...p, ...(metrics ? { metrics } : {}), ...(args.slo ? { slo: args.slo } : {}) };
   return rj ? `vllm bench serve result: ${writeVllmResult(result, rj.file, choice)}\n` : '';
 }
 
