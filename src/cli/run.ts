@@ -132,7 +132,11 @@ function vllmResultLine(result: RunResult, args: RunArgs): string {
   const rj = resultJsonFlag(args.v);
   const p = args.percentiles;
   const metrics = p?.metrics?.filter((m): m is VllmMetric => m === 'ttft' || m === 'tpot' || m === 'itl' || m === 'e2el');
-  const choice = { ...p, ...(metrics ? { metrics } : {}), ...(args.slo ? { slo: args.slo } : {}) };
+  const choice = {
+    ...(metrics ? { metrics } : {}),
+    ...(p?.percentiles ? { percentiles: p.percentiles } : {}),
+    ...(args.slo ? { slo: args.slo } : {}),
+  };
   return rj ? `vllm bench serve result: ${writeVllmResult(result, rj.file, choice)}\n` : '';
 }
 
