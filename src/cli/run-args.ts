@@ -63,6 +63,7 @@ Request:
 Report:
   --goodput ttft:MS tpot:MS e2el:MS requests/s meeting every SLO (vLLM's definition)
   --percentile-metrics ttft,tpot,itl,e2el   --metric-percentiles 50,90,99   (vLLM defaults ttft,tpot,itl and 99)
+                                    also client_queue_time, e2el_including_client_queue (from the intended send time)
   --ci                              95% bootstrap intervals beside the percentiles (seeded)
   --metrics-interval MS             scrape the server's /metrics every MS ms into metrics.jsonl
   (the table always has queue time and TTFT from the intended send time)
