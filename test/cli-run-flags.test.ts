@@ -6,23 +6,7 @@ import { runCommand } from '../src/cli/run';
 import { parseRunArgs, type RunArgs } from '../src/cli/run-args';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
-
-const readJson = (f: string) => JSON.parse(readFileSync(f, 'utf8'));
-const lines = (f: string) =>
-  readFileSync(f, 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-
-function capture() {
-  const out = { stdout: '', stderr: '' };
-  const io = {
-    stdout: { write: (s: string) => ((out.stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((out.stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  return { out, io };
-}
+import { capture, readJson, lines } from './helpers/cli-io';
 
 let tmp: string;
 let server: ScriptedServer;

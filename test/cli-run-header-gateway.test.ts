@@ -15,17 +15,9 @@ import { runLoad } from '../src/runner/runner';
 import { burst } from '../src/schedule/shapes';
 import { makeRequest } from '../src/workload/workload';
 import { startScriptedServer, type ScriptedServer } from './helpers/sse-server';
+import { capture } from './helpers/cli-io';
 
 const GATE = { header: 'X-Gateway-Key', value: 'gw-secret-7f3a' };
-
-function capture() {
-  const out = { stdout: '', stderr: '' };
-  const io = {
-    stdout: { write: (s: string) => ((out.stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((out.stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  return { out, io };
-}
 
 let tmp: string;
 let server: ScriptedServer;

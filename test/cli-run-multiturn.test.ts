@@ -1,26 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../src/cli/run';
 import { startSim, type SimHandle } from '../src/sim/start';
+import { capture, readJson, lines } from './helpers/cli-io';
 
 const SAMPLE = join(__dirname, '..', 'datasets', 'sample-sharegpt.json');
-const readJson = (f: string) => JSON.parse(readFileSync(f, 'utf8'));
-const lines = (f: string) =>
-  readFileSync(f, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-
-function capture() {
-  const out = { stdout: '', stderr: '' };
-  const io = {
-    stdout: { write: (s: string) => ((out.stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((out.stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  return { out, io };
-}
 
 let tmp: string;
 let sim: SimHandle;

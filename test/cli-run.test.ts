@@ -1,11 +1,12 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main';
 import { runCommand } from '../src/cli/run';
 import { closedPort, spawnScriptedServer, startScriptedServer, type ScriptedServer } from './helpers/sse-server';
+import { capture, readJson } from './helpers/cli-io';
 
 const BIN = join(__dirname, '..', 'bin', 'loadlab.js');
 
@@ -28,17 +29,6 @@ function loadlab(args: string[], onSpawn?: (kill: (sig: NodeJS.Signals) => void)
     onSpawn?.((sig) => child.kill(sig));
   });
 }
-
-function capture() {
-  const out = { stdout: '', stderr: '' };
-  const io = {
-    stdout: { write: (s: string) => ((out.stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((out.stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  return { out, io };
-}
-
-const readJson = (f: string) => JSON.parse(readFileSync(f, 'utf8'));
 
 let tmp: string;
 let server: ScriptedServer;

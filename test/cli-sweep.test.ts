@@ -7,17 +7,9 @@ import { sweepCommand } from '../src/cli/sweep';
 import { isRunComplete } from '../src/run/folder';
 import { startSim, type SimHandle } from '../src/sim/start';
 import type { SweepFile } from '../src/sweep/sweep-file';
+import { capture } from './helpers/cli-io';
 
 const BIN = join(__dirname, '..', 'bin', 'loadlab.js');
-
-function capture() {
-  const out = { stdout: '', stderr: '' };
-  const io = {
-    stdout: { write: (s: string) => ((out.stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((out.stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  return { out, io };
-}
 
 const readSweep = (dir: string): SweepFile => JSON.parse(readFileSync(join(dir, 'sweep.json'), 'utf8'));
 const runIdOf = (dir: string): string => JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')).runId;

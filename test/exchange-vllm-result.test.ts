@@ -16,6 +16,7 @@ import { listRuns, loadRun } from '../src/run/loader';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { summarizeRun } from '../src/stats/summary';
 import { compareRows, compareTable, latencyCdf, provenanceOf, provenanceSuffix, summaryTable } from '../src/view';
+import { capture } from './helpers/cli-io';
 
 const FIXTURES = join(__dirname, 'fixtures', 'vllm-bench');
 const DETAILED = join(FIXTURES, 'serve-detailed.json');
@@ -30,15 +31,6 @@ function close(a: unknown, b: unknown, what: string): void {
   const x = a as number;
   const y = b as number;
   expect(Math.abs(x - y), `${what}: ${x} vs ${y}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(y)));
-}
-
-function capture() {
-  const out = { stdout: '', stderr: '' };
-  const io = {
-    stdout: { write: (s: string) => ((out.stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((out.stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  return { out, io };
 }
 
 let tmp: string;

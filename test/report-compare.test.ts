@@ -19,6 +19,7 @@ import { runLoad } from '../src/runner/runner';
 import { closedLoop } from '../src/schedule/shapes';
 import { makeRequest } from '../src/workload/workload';
 import { spawnScriptedServer, type ScriptedServer } from './helpers/sse-server';
+import { capture } from './helpers/cli-io';
 
 let tmp: string;
 let base: ScriptedServer;
@@ -35,15 +36,6 @@ async function measure(dir: string, server: ScriptedServer): Promise<string> {
     abortOnSigint: false,
   });
   return dir;
-}
-
-function capture() {
-  const out = { stdout: '', stderr: '' };
-  const io = {
-    stdout: { write: (s: string) => ((out.stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((out.stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  return { out, io };
 }
 
 /** A copy of run folder `from` at `to`, with `edit` applied to one of its JSON files. */
