@@ -14,7 +14,7 @@
 
 import { arrivalOffsets } from './arrivals';
 import { sleepUntil } from './pacer';
-import { createPool, type Pool } from './pool';
+import { createPool, type Pool, settleTasks } from './pool';
 import type { LoadShape } from './shapes';
 
 /** Options of `dispatchLoad`. */
@@ -81,12 +81,6 @@ export async function dispatchLoad(
       tasks.push(gate ? gate.run(run) : run());
     }
   }
-  const onStop = () => gate?.clearQueue(new Error('run aborted'));
-  signal.addEventListener('abort', onStop, { once: true });
-  if (signal.aborted) onStop();
-  const settled = await Promise.allSettled(tasks);
-  signal.removeEventListener('abort', onStop);
-  const bug = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (bug && !signal.aborted) throw bug.reason;
+  await settleTasks(tasks, signal, gate);
   return { latenessMs, dispatched };
 }

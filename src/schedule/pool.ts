@@ -138,3 +138,17 @@ function runTask<T>(
     },
   );
 }
+
+/**
+ * Wait for every task; on abort, drop the tasks still queued in `pool` (they never start). Rethrows
+ * the first rejection unless the run was aborted (a rejection then is the abort, not a bug).
+ */
+export async function settleTasks(tasks: readonly Promise<unknown>[], signal: AbortSignal, pool?: Pool): Promise<void> {
+  const onStop = () => pool?.clearQueue(new Error('run aborted'));
+  signal.addEventListener('abort', onStop, { once: true });
+  if (signal.aborted) onStop();
+  const settled = await Promise.allSettled(tasks);
+  signal.removeEventListener('abort', onStop);
+  const bug = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (bug && !signal.aborted) throw bug.reason;
+}

@@ -13,7 +13,7 @@
 
 import type { ErrorCode, RequestRecord, RequestSpec } from '../types';
 import { sleepUntil } from './pacer';
-import { createPool } from './pool';
+import { createPool, settleTasks } from './pool';
 import { sessionTurns, type SessionsShape, turnPositions, turnSpec } from './sessions';
 
 /** Which conversation and turn a request is, and where its answer text goes. */
@@ -103,13 +103,7 @@ export async function runSessions(
 
   const pool = createPool(shape.maxConcurrency);
   const tasks = shape.conversations.map((_, c) => pool.run(() => (signal.aborted ? undefined : converse(c))));
-  const onStop = () => pool.clearQueue(new Error('run aborted'));
-  signal.addEventListener('abort', onStop, { once: true });
-  if (signal.aborted) onStop();
-  const settled = await Promise.allSettled(tasks);
-  signal.removeEventListener('abort', onStop);
-  const bug = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-  if (bug && !signal.aborted) throw bug.reason;
+  await settleTasks(tasks, signal, pool);
   report.turnsNotSent = sessionTurns(shape) - report.dispatched;
   return report;
 }
