@@ -6,6 +6,7 @@
  */
 import { recordEffectiveConfig } from './effective-config';
 import type { ServerEngine } from './engine';
+import type { SimProfileRef } from '../run/manifest';
 
 /** What `probeTarget` found. Fields are absent when the server did not say. */
 export interface TargetProbe {
@@ -30,6 +31,8 @@ export interface TargetProbe {
   maxModelLen?: number;
   /** Labels of `vllm:cache_config_info` (block_size, num_gpu_blocks, enable_prefix_caching, …). */
   cacheConfig?: Record<string, string>;
+  /** LoadLab's simulator only: the profile it runs (`GET /version` → `loadlab_profile`). */
+  simProfile?: SimProfileRef;
 }
 
 /** Options of `probeTarget`. */
@@ -64,5 +67,6 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
     if (card.maxModelLen !== undefined) probe.maxModelLen = card.maxModelLen;
   }
   if (cfg.cacheConfig) probe.cacheConfig = cfg.cacheConfig;
+  if (cfg.simProfile) probe.simProfile = cfg.simProfile;
   return probe;
 }

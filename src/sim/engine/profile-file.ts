@@ -57,10 +57,9 @@ export function resolveProfilePath(nameOrFile: string, dir: string = profilesDir
   }
   const names = listProfiles(dir);
   if (!names.includes(v)) {
-    throw new Error(
-      `unknown profile '${v}'.${didYouMean(v, names)} Shipped profiles (profiles/*.json): ${names.join(', ')}; ` +
-        'or give a path to a profile file',
-    );
+    const near = didYouMean(v, names);
+    const all = near ? ' (`loadlab sim --help` lists them all)' : `: ${names.join(', ')}`;
+    throw new Error(`unknown profile '${v}'.${near} Give a NAME from profiles/${all}, or a path to a profile file`);
   }
   return join(dir, `${v}.json`);
 }

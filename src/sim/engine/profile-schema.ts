@@ -205,7 +205,7 @@ export function parseProfileDocument(json: unknown, where: string): ProfileDocum
     gpu: checkSection(where, json, 'gpu', calibrated),
     model: checkSection(where, json, 'model', calibrated),
     perf: checkSection(where, json, 'perf', calibrated),
-  } as ProfileDocument['profile'];
+  } as unknown as ProfileDocument['profile'];
   checkFitsAtAll(where, profile);
   return {
     profile,
