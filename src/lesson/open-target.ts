@@ -110,7 +110,8 @@ async function startFor(
   env: Record<string, string | undefined>,
 ): Promise<Running> {
   const profile = opts.profile ?? env.LOADLAB_SIM_PROFILE;
-  if (mode === 'sim') return startSim({ flags, ...(opts.logFile ? { logFile: opts.logFile } : {}), ...(profile ? { profile } : {}) });
+  if (mode === 'sim')
+    return startSim({ flags, ...(opts.logFile ? { logFile: opts.logFile } : {}), ...(profile ? { profile } : {}) });
   const model = env.LOADLAB_VLLM_MODEL as string;
   const port = env.LOADLAB_VLLM_PORT ? Number(env.LOADLAB_VLLM_PORT) : 8000;
   return launchVllm({

@@ -23,11 +23,16 @@ export function splitProfileArgs(argv: readonly string[]): ProfileArgs {
   const out: ProfileArgs = { rest: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     if (name === '--profile') {
       const v = inline ?? argv[++i];
       if (v === undefined || v === '' || (inline === undefined && v.startsWith('-'))) {
-        throw new Error(`--profile needs a NAME or FILE, e.g. --profile ${DEFAULT_PROFILE_NAME} (\`loadlab sim --help\` lists them all)`);
+        throw new Error(
+          `--profile needs a NAME or FILE, e.g. --profile ${DEFAULT_PROFILE_NAME} (\`loadlab sim --help\` lists them all)`,
+        );
       }
       out.profile = v;
     } else if (name === '--print-profile') {

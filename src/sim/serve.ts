@@ -58,7 +58,7 @@ function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: stri
     `  SIMULATED vLLM (LoadLab) ${gen.version} (${gen.engine} wire and /metrics; V1 scheduling) — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`,
   );
   log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
-  log(`  Profile ${profile.id}${profile.status ? ` (${profile.status})` : ''}; --print-profile shows every number and its source.`);
+  log(`  Profile ${profile.id} (${profile.status ?? 'built in code'}); --print-profile shows its numbers and sources.`);
   log('='.repeat(100));
   log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${gen.version} (simulated, profile ${profile.id})`);
   log(

@@ -75,7 +75,9 @@ export function loadProfileFile(nameOrFile: string = DEFAULT_PROFILE_NAME, dir: 
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${file}: not valid JSON (${(err as Error).message}); fix the syntax or start again from a file under profiles/`);
+    throw new Error(
+      `${file}: not valid JSON (${(err as Error).message}); fix the syntax or start again from a file under profiles/`,
+    );
   }
   return { ...parseProfileDocument(json, file), file, text };
 }

@@ -6,43 +6,28 @@
  * is where a fit records what it ran against; the `fit` tag is only allowed with one.
  */
 import { didYouMean } from './nearest-name';
+import {
+  CONVERT,
+  FIELDS,
+  KINDS,
+  type Kind,
+  PROFILE_FORMAT,
+  PROFILE_STATUSES,
+  type ProfileCalibration,
+  SOURCE_TAGS,
+  TEXT_FIELDS,
+  TOP_FIELDS,
+} from './profile-fields';
 import type { Profile, ProfileStatus } from './profile-types';
 
-/** The `format` every profile file carries. */
-export const PROFILE_FORMAT = 'loadlab-sim-profile/1';
-
-/** Allowed `status` values. */
-export const PROFILE_STATUSES: readonly ProfileStatus[] = ['spec-derived, not calibrated', 'calibrated'];
-
-/**
- * Where a number comes from: `spec` vendor spec sheet, `config` the model's config.json, `code` read in
- * source code, `measured` someone's published measurement, `derived` computed from other entries (formula
- * in the note), `estimate` a judgement, `carried-over` another GPU's value reused, `fit` a calibration fit.
- */
-export const SOURCE_TAGS = ['spec', 'config', 'code', 'measured', 'derived', 'estimate', 'carried-over', 'fit'] as const;
-
-/** One of `SOURCE_TAGS`. */
-export type SourceTag = (typeof SOURCE_TAGS)[number];
-
-/** A number in a profile file. */
-export interface SourcedNumber {
-  value: number;
-  unit: string;
-  source: SourceTag;
-  note: string;
-}
-
-/** What a calibration records (written by a future `loadlab calibrate`; checked loosely here). */
-export interface ProfileCalibration {
-  /** What it ran against: server version, flags, GPU, driver … */
-  against: Record<string, unknown>;
-  /** One entry per probe: what was measured, what the fitted model says. */
-  residuals: Record<string, unknown>[];
-  /** Per fitted `perf` field: its confidence interval, in the field's unit. */
-  intervals: Record<string, { low: number; high: number; level?: number }>;
-  /** Parameters the probes could not identify (kept at their previous value). */
-  notIdentified?: string[];
-}
+export {
+  PROFILE_FORMAT,
+  PROFILE_STATUSES,
+  type ProfileCalibration,
+  SOURCE_TAGS,
+  type SourcedNumber,
+  type SourceTag,
+} from './profile-fields';
 
 /** A checked profile file. */
 export interface ProfileDocument {
@@ -51,57 +36,6 @@ export interface ProfileDocument {
   notes: string[];
   calibration?: ProfileCalibration;
 }
-
-interface Kind {
-  unit: string;
-  min: number;
-  max: number;
-  integer?: boolean;
-  /** True when `min` itself is excluded. */
-  openMin?: boolean;
-}
-
-// biome-ignore format: one kind per row reads as a table
-const KINDS: Record<string, Kind> = {
-  bandwidth: { unit: 'B/s', min: 1e8, max: 1e14 },
-  flops: { unit: 'FLOP/s', min: 1e11, max: 1e17 },
-  bytes: { unit: 'B', min: 1e6, max: 1e14 },
-  ms: { unit: 'ms', min: 0, max: 1e4 },
-  fraction: { unit: 'fraction', min: 0, max: 1, openMin: true },
-  count: { unit: 'count', min: 1, max: 1e7, integer: true },
-  tokens: { unit: 'tokens', min: 1, max: 1e8, integer: true },
-  params: { unit: 'params', min: 1e6, max: 1e13 },
-  elementBytes: { unit: 'B/element', min: 1, max: 4, integer: true },
-};
-
-// biome-ignore format: one section per row reads as a table
-const FIELDS: Record<'gpu' | 'model' | 'perf', Record<string, keyof typeof KINDS>> = {
-  gpu: { memoryBandwidthBytesPerSec: 'bandwidth', tensorFlopsFp16Acc32: 'flops', deviceMemoryBytes: 'bytes', pcieBytesPerSec: 'bandwidth', pcieCopyOverheadMs: 'ms' },
-  model: {
-    numLayers: 'count', numQueryHeads: 'count', numKvHeads: 'count', headDim: 'count', hiddenSize: 'count', vocabSize: 'tokens',
-    maxPositionEmbeddings: 'tokens', linearParams: 'params', linearWeightBytes: 'bytes', lmHeadBytes: 'bytes',
-    weightsInVramBytes: 'bytes', activationReserveBytes: 'bytes', kvDtypeBytes: 'elementBytes',
-  },
-  perf: {
-    etaWeights: 'fraction', etaLmHead: 'fraction', etaKv: 'fraction', gemmFlops: 'flops', marlinFlops: 'flops', attnFlops: 'flops',
-    stepOverheadMs: 'ms', perSeqOverheadMs: 'ms', swapCopiesPerBlock: 'count', apiOverheadMs: 'ms',
-  },
-};
-
-/** Text fields beside the numbers, per section. */
-const TEXT_FIELDS: Record<'gpu' | 'model' | 'perf', readonly string[]> = { gpu: ['name'], model: ['name', 'quantization'], perf: [] };
-const TOP_FIELDS = ['format', 'id', 'status', 'description', 'gpu', 'model', 'perf', 'notes', 'calibration'];
-
-/** Common wrong units → the factor that converts a value into the expected unit. */
-// biome-ignore format: a lookup table
-const CONVERT: Record<string, Record<string, number>> = {
-  'B/s': { 'GB/s': 1e9, 'TB/s': 1e12, 'MB/s': 1e6, 'GiB/s': 2 ** 30 },
-  'FLOP/s': { TFLOPS: 1e12, 'TFLOP/s': 1e12, PFLOPS: 1e15, GFLOPS: 1e9 },
-  B: { GB: 1e9, GiB: 2 ** 30, MB: 1e6, MiB: 2 ** 20, TB: 1e12 },
-  ms: { s: 1e3, us: 1e-3, 'µs': 1e-3 },
-  fraction: { '%': 1e-2 },
-  params: { B: 1e9, M: 1e6 },
-};
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -115,7 +49,12 @@ function fail(where: string, field: string, problem: string, fix: string): never
 function checkKeys(where: string, path: string, obj: Record<string, unknown>, allowed: readonly string[]): void {
   for (const k of Object.keys(obj)) {
     if (!allowed.includes(k)) {
-      fail(where, `${path}${k}`, 'unknown field', `remove it or fix its name.${didYouMean(k, allowed)} Allowed: ${allowed.join(', ')}`);
+      fail(
+        where,
+        `${path}${k}`,
+        'unknown field',
+        `remove it or fix its name.${didYouMean(k, allowed)} Allowed: ${allowed.join(', ')}`,
+      );
     }
   }
 }
@@ -132,48 +71,89 @@ function checkNumber(where: string, field: string, raw: unknown, kind: Kind, cal
   if (raw === undefined) fail(where, field, 'missing', `add ${example}`);
   if (!isObject(raw)) fail(where, field, `must be an object, got ${JSON.stringify(raw)}`, `write ${example}`);
   checkKeys(where, `${field}.`, raw, ['value', 'unit', 'source', 'note']);
-  if (raw.unit !== kind.unit) fail(where, `${field}.unit`, `must be "${kind.unit}", got ${JSON.stringify(raw.unit)}`, unitFix(kind, raw.unit));
+  if (raw.unit !== kind.unit)
+    fail(where, `${field}.unit`, `must be "${kind.unit}", got ${JSON.stringify(raw.unit)}`, unitFix(kind, raw.unit));
   const v = raw.value;
-  if (typeof v !== 'number' || !Number.isFinite(v)) fail(where, `${field}.value`, `must be a number, got ${JSON.stringify(v)}`, `give the value in ${kind.unit}`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    fail(where, `${field}.value`, `must be a number, got ${JSON.stringify(v)}`, `give the value in ${kind.unit}`);
   const low = kind.openMin ? v <= kind.min : v < kind.min;
   if (low || v > kind.max || (kind.integer && !Number.isInteger(v))) {
     const range = `${kind.openMin ? '(' : '['}${kind.min}, ${kind.max}]`;
-    fail(where, `${field}.value`, `${v} ${kind.unit} is outside ${range}${kind.integer ? ' or not an integer' : ''}`, `check the unit: the value must be in ${kind.unit}`);
+    fail(
+      where,
+      `${field}.value`,
+      `${v} ${kind.unit} is outside ${range}${kind.integer ? ' or not an integer' : ''}`,
+      `check the unit: the value must be in ${kind.unit}`,
+    );
   }
   const tags: readonly string[] = SOURCE_TAGS;
   if (!tags.includes(raw.source as string)) {
-    fail(where, `${field}.source`, `must be one of ${SOURCE_TAGS.join(', ')}, got ${JSON.stringify(raw.source)}`, 'tag where the number comes from');
+    fail(
+      where,
+      `${field}.source`,
+      `must be one of ${SOURCE_TAGS.join(', ')}, got ${JSON.stringify(raw.source)}`,
+      'tag where the number comes from',
+    );
   }
-  if (raw.source === 'fit' && !calibrated) fail(where, `${field}.source`, '"fit" without a calibration block', 'add "calibration": { against, residuals, intervals } or use another tag');
-  if (typeof raw.note !== 'string' || raw.note.trim() === '') fail(where, `${field}.note`, 'missing', 'say which document or formula the number rests on');
+  if (raw.source === 'fit' && !calibrated)
+    fail(
+      where,
+      `${field}.source`,
+      '"fit" without a calibration block',
+      'add "calibration": { against, residuals, intervals } or use another tag',
+    );
+  if (typeof raw.note !== 'string' || raw.note.trim() === '')
+    fail(where, `${field}.note`, 'missing', 'say which document or formula the number rests on');
   return v;
 }
 
-function checkSection(where: string, doc: Record<string, unknown>, name: 'gpu' | 'model' | 'perf', calibrated: boolean): Record<string, unknown> {
+function checkSection(
+  where: string,
+  doc: Record<string, unknown>,
+  name: 'gpu' | 'model' | 'perf',
+  calibrated: boolean,
+): Record<string, unknown> {
   const sec = doc[name];
-  if (!isObject(sec)) fail(where, name, sec === undefined ? 'missing' : 'must be an object', `add the "${name}" section (see profiles/ for examples)`);
+  if (!isObject(sec))
+    fail(
+      where,
+      name,
+      sec === undefined ? 'missing' : 'must be an object',
+      `add the "${name}" section (see profiles/ for examples)`,
+    );
   const numbers = FIELDS[name];
   checkKeys(where, `${name}.`, sec, [...TEXT_FIELDS[name], ...Object.keys(numbers)]);
   const out: Record<string, unknown> = {};
   for (const t of TEXT_FIELDS[name]) {
     if (sec[t] === undefined && t !== 'name') continue;
-    if (typeof sec[t] !== 'string' || sec[t] === '') fail(where, `${name}.${t}`, 'must be a non-empty string', `give the ${name}'s ${t}`);
+    if (typeof sec[t] !== 'string' || sec[t] === '')
+      fail(where, `${name}.${t}`, 'must be a non-empty string', `give the ${name}'s ${t}`);
     if (t === 'name') out.name = sec[t];
   }
-  for (const [field, kind] of Object.entries(numbers)) out[field] = checkNumber(where, `${name}.${field}`, sec[field], KINDS[kind], calibrated);
+  for (const [field, kind] of Object.entries(numbers))
+    out[field] = checkNumber(where, `${name}.${field}`, sec[field], KINDS[kind], calibrated);
   return out;
 }
 
 function checkCalibration(where: string, c: unknown): ProfileCalibration {
-  if (!isObject(c)) fail(where, 'calibration', 'must be an object', 'write { "against": {…}, "residuals": […], "intervals": {…} }');
+  if (!isObject(c))
+    fail(where, 'calibration', 'must be an object', 'write { "against": {…}, "residuals": […], "intervals": {…} }');
   checkKeys(where, 'calibration.', c, ['against', 'residuals', 'intervals', 'notIdentified']);
-  if (!isObject(c.against)) fail(where, 'calibration.against', 'must be an object', 'record the server version, flags and GPU the fit ran against');
+  if (!isObject(c.against))
+    fail(where, 'calibration.against', 'must be an object', 'record the server version, flags and GPU the fit ran against');
   if (!Array.isArray(c.residuals)) fail(where, 'calibration.residuals', 'must be an array', 'list one residual per probe');
-  if (!isObject(c.intervals)) fail(where, 'calibration.intervals', 'must be an object', 'give { "<perf field>": { "low": …, "high": … } }');
+  if (!isObject(c.intervals))
+    fail(where, 'calibration.intervals', 'must be an object', 'give { "<perf field>": { "low": …, "high": … } }');
   for (const [k, iv] of Object.entries(c.intervals)) {
-    if (!(k in FIELDS.perf)) fail(where, `calibration.intervals.${k}`, 'not a perf field', `use one of ${Object.keys(FIELDS.perf).join(', ')}`);
+    if (!(k in FIELDS.perf))
+      fail(where, `calibration.intervals.${k}`, 'not a perf field', `use one of ${Object.keys(FIELDS.perf).join(', ')}`);
     if (!isObject(iv) || typeof iv.low !== 'number' || typeof iv.high !== 'number' || iv.low > iv.high) {
-      fail(where, `calibration.intervals.${k}`, 'must be { "low": n, "high": n } with low ≤ high', 'write the interval in the field\'s unit');
+      fail(
+        where,
+        `calibration.intervals.${k}`,
+        'must be { "low": n, "high": n } with low ≤ high',
+        "write the interval in the field's unit",
+      );
     }
   }
   return c as unknown as ProfileCalibration;
@@ -188,17 +168,37 @@ function checkCalibration(where: string, c: unknown): ProfileCalibration {
 export function parseProfileDocument(json: unknown, where: string): ProfileDocument {
   if (!isObject(json)) fail(where, '(top)', 'must be a JSON object', `start from a file under profiles/`);
   checkKeys(where, '', json, TOP_FIELDS);
-  if (json.format !== PROFILE_FORMAT) fail(where, 'format', `must be "${PROFILE_FORMAT}", got ${JSON.stringify(json.format)}`, `set "format": "${PROFILE_FORMAT}"`);
+  if (json.format !== PROFILE_FORMAT)
+    fail(where, 'format', `must be "${PROFILE_FORMAT}", got ${JSON.stringify(json.format)}`, `set "format": "${PROFILE_FORMAT}"`);
   if (typeof json.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(json.id)) {
-    fail(where, 'id', `must be lower-case letters, digits, '.', '_' or '-', got ${JSON.stringify(json.id)}`, 'use the file name without .json');
+    fail(
+      where,
+      'id',
+      `must be lower-case letters, digits, '.', '_' or '-', got ${JSON.stringify(json.id)}`,
+      'use the file name without .json',
+    );
   }
   const statuses: readonly unknown[] = PROFILE_STATUSES;
-  if (!statuses.includes(json.status)) fail(where, 'status', `must be one of ${PROFILE_STATUSES.map((s) => `"${s}"`).join(', ')}, got ${JSON.stringify(json.status)}`, 'label what the numbers rest on');
+  if (!statuses.includes(json.status))
+    fail(
+      where,
+      'status',
+      `must be one of ${PROFILE_STATUSES.map((s) => `"${s}"`).join(', ')}, got ${JSON.stringify(json.status)}`,
+      'label what the numbers rest on',
+    );
   const calibrated = json.calibration !== undefined;
-  if (json.status === 'calibrated' && !calibrated) fail(where, 'calibration', 'missing for status "calibrated"', 'add the calibration block, or use "spec-derived, not calibrated"');
+  if (json.status === 'calibrated' && !calibrated)
+    fail(
+      where,
+      'calibration',
+      'missing for status "calibrated"',
+      'add the calibration block, or use "spec-derived, not calibrated"',
+    );
   const notes = json.notes ?? [];
-  if (!Array.isArray(notes) || notes.some((n) => typeof n !== 'string')) fail(where, 'notes', 'must be an array of strings', 'write one sentence per entry');
-  if (json.description !== undefined && typeof json.description !== 'string') fail(where, 'description', 'must be a string', 'describe the pair in one line');
+  if (!Array.isArray(notes) || notes.some((n) => typeof n !== 'string'))
+    fail(where, 'notes', 'must be an array of strings', 'write one sentence per entry');
+  if (json.description !== undefined && typeof json.description !== 'string')
+    fail(where, 'description', 'must be a string', 'describe the pair in one line');
   const profile = {
     id: json.id,
     status: json.status as ProfileStatus,
