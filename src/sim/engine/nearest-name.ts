@@ -19,13 +19,17 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * Known names that `typed` probably meant: those containing it (case-insensitive), else those within
- * an edit distance of max(2, a third of its length), closest first; at most `max` (default 3).
+ * Known names that `typed` probably meant: those containing it (case-insensitive), else those containing
+ * each of its `-`-separated parts (`h100-qwen`), else those within an edit distance of max(2, a third of
+ * its length), closest first; at most `max` (default 3).
  */
 export function nearestNames(typed: string, known: readonly string[], max = 3): string[] {
   const t = typed.toLowerCase();
   const containing = known.filter((k) => t.length >= 2 && k.toLowerCase().includes(t));
   if (containing.length) return containing.slice(0, max);
+  const parts = t.split(/[-_\s]+/).filter((p) => p.length >= 2);
+  const byParts = known.filter((k) => parts.length > 1 && parts.every((p) => k.toLowerCase().includes(p)));
+  if (byParts.length) return byParts.slice(0, max);
   const limit = Math.max(2, Math.floor(t.length / 3));
   return known
     .map((k) => ({ k, d: editDistance(t, k) }))
