@@ -40,6 +40,9 @@ interface Fixture {
   body: string;
 }
 
+/** The simulator's LoadLab-only keys: a named deviation, dropped before comparing. */
+const LOADLAB_KEYS = ['loadlab_sim', 'simulated', 'loadlab_profile'];
+
 /** The JSON object starting at `s[0]`, with `[9707 × 4090]` written out; trailing words ignored. */
 function parseRequestJson(s: string): Record<string, unknown> {
   const text = s.replace(/\[(\d+) × (\d+)\]/g, (_, t, n) => JSON.stringify(new Array(Number(n)).fill(Number(t))));
@@ -90,7 +93,7 @@ function normalise(v: Json, key = '', parent = ''): Json {
     if (parent !== 'usage' && key === 'usage' && typeof v.prompt_tokens === 'number')
       expect(v.total_tokens).toBe(v.prompt_tokens + (v.completion_tokens as number));
     const out: Record<string, Json> = {};
-    for (const [k, x] of Object.entries(v)) if (!['loadlab_sim', 'simulated', 'loadlab_profile'].includes(k)) out[k] = normalise(x, k, key);
+    for (const [k, x] of Object.entries(v)) if (!LOADLAB_KEYS.includes(k)) out[k] = normalise(x, k, key);
     return out;
   }
   if (key === 'id' && typeof v === 'string') return v.replace(/^(\w+)-([0-9a-f]+)$/, (_, p, h) => `${p}-<${h.length} hex>`);
