@@ -115,7 +115,9 @@ function perfBlock(gpu: GpuRow, m: ModelRow): Record<string, SourcedNumber> {
 function kernelNote(gpu: GpuRow, m: ModelRow): string[] {
   const out: string[] = [];
   if (m.quantization === 'awq-int4') {
+    out.push(
       'vLLM converts a compatible AWQ checkpoint to its awq_marlin kernel (override_quantization_method in vllm/model_executor/layers/quantization/awq_marlin.py); every GPU here is above its minimum compute capability, so the Marlin efficiencies apply.',
+    );
   }
   if (m.quantization !== 'fp16' && gpu.key.startsWith('h100')) {
     out.push('On compute capability 9.0 vLLM prefers the Machete kernel to Marlin where it supports the layout (vllm/model_executor/kernels/linear/__init__.py, _POSSIBLE_KERNELS); Marlin\'s efficiencies carried over are a guess.');
