@@ -44,7 +44,7 @@ function formulaNotes(m: ModelRow): string[] {
 function modelBlock(m: ModelRow): Record<string, unknown> {
   if (m.key === MODELS[0].key) return DEFAULT_MODEL_BLOCK;
   const s = modelSizes(m);
-  const cfg = (field: string) => `${m.configSource}: ${field}`;
+  const cfg = (field: string) => `config.json ${field} (file named in notes)`;
   return {
     name: m.name,
     quantization: m.quantization,
@@ -142,6 +142,7 @@ export function buildProfile(gpu: GpuRow, m: ModelRow): Record<string, unknown> 
         ? 'Spec-derived, not calibrated: vendor specs plus other people\'s published measurements of RTX 4090s (shared/reference/sim-calibration.md); never fitted to a LoadLab run. These are the numbers the simulator has always used.'
         : 'Spec-derived, not calibrated: GPU numbers from vendor documents, model shapes from config.json, serving efficiencies carried over from the RTX 4090 profile; never fitted to a run on this GPU.',
       `GPU: ${about}.`,
+      `Model shapes: ${m.configSource}.`,
       ...formulaNotes(m),
       ...kernelNote(gpu, m),
     ],
