@@ -234,7 +234,17 @@ describe('simulated vLLM over HTTP', () => {
   it('/version, /v1/models and /health say what they are', async () => {
     const v = await fetch(`${sim.baseUrl}/version`);
     expect(v.headers.get('x-loadlab-sim')).toBe('1');
-    expect(await v.json()).toEqual({ version: '0.19.0', loadlab_sim: true, simulated: true });
+    expect(await v.json()).toEqual({
+      version: '0.19.0',
+      loadlab_sim: true,
+      simulated: true,
+      loadlab_profile: {
+        id: 'rtx4090-qwen2.5-7b-instruct-gptq-int4',
+        status: 'spec-derived, not calibrated',
+        gpu: 'NVIDIA GeForce RTX 4090',
+        model: 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4',
+      },
+    });
     const models = await json(fetch(`${sim.baseUrl}/v1/models`));
     expect(models.object).toBe('list');
     expect(models.data[0]).toMatchObject({

@@ -9,7 +9,7 @@
  * (any integer), generated text (`delta.content`, `text`, `message.content`: any string) and token counts
  * in `usage` (any integer, with total = prompt + completion checked on both sides); token chunks
  * without a finish reason are compared as a kind (their number depends on the stream granularity).
- * The simulator's extra `loadlab_sim`/`simulated` keys (a named deviation: simulated numbers are labelled)
+ * The simulator's extra `loadlab_sim`/`simulated`/`loadlab_profile` keys (a named deviation: simulated numbers are labelled)
  * are dropped;
  * (3) each error fixture byte for byte.
  */
@@ -39,6 +39,9 @@ interface Fixture {
   status: number;
   body: string;
 }
+
+/** The simulator's LoadLab-only keys: a named deviation, dropped before comparing. */
+const LOADLAB_KEYS = ['loadlab_sim', 'simulated', 'loadlab_profile'];
 
 /** The JSON object starting at `s[0]`, with `[9707 × 4090]` written out; trailing words ignored. */
 function parseRequestJson(s: string): Record<string, unknown> {
@@ -90,7 +93,7 @@ function normalise(v: Json, key = '', parent = ''): Json {
     if (parent !== 'usage' && key === 'usage' && typeof v.prompt_tokens === 'number')
       expect(v.total_tokens).toBe(v.prompt_tokens + (v.completion_tokens as number));
     const out: Record<string, Json> = {};
-    for (const [k, x] of Object.entries(v)) if (k !== 'loadlab_sim' && k !== 'simulated') out[k] = normalise(x, k, key);
+    for (const [k, x] of Object.entries(v)) if (!LOADLAB_KEYS.includes(k)) out[k] = normalise(x, k, key);
     return out;
   }
   if (key === 'id' && typeof v === 'string') return v.replace(/^(\w+)-([0-9a-f]+)$/, (_, p, h) => `${p}-<${h.length} hex>`);

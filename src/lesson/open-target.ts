@@ -70,6 +70,8 @@ export interface OpenTargetOptions {
   logFile?: string;
   /** Environment to read (default `process.env`); tests pass their own. */
   env?: Record<string, string | undefined>;
+  /** Simulator profile (name under `profiles/` or file); default `LOADLAB_SIM_PROFILE`, else the 4090 one. Sim only. */
+  profile?: string;
 }
 
 interface Running {
@@ -107,7 +109,9 @@ async function startFor(
   opts: OpenTargetOptions,
   env: Record<string, string | undefined>,
 ): Promise<Running> {
-  if (mode === 'sim') return startSim({ flags, ...(opts.logFile ? { logFile: opts.logFile } : {}) });
+  const profile = opts.profile ?? env.LOADLAB_SIM_PROFILE;
+  if (mode === 'sim')
+    return startSim({ flags, ...(opts.logFile ? { logFile: opts.logFile } : {}), ...(profile ? { profile } : {}) });
   const model = env.LOADLAB_VLLM_MODEL as string;
   const port = env.LOADLAB_VLLM_PORT ? Number(env.LOADLAB_VLLM_PORT) : 8000;
   return launchVllm({
@@ -207,6 +211,8 @@ export async function openTarget(opts: OpenTargetOptions = {}): Promise<LessonTa
     const found = externalNotes(st);
     if (Object.keys(flags).length || found.length > 1) st.notes.push(...found);
   }
+  const profile = opts.profile ?? env.LOADLAB_SIM_PROFILE;
+  if (mode !== 'sim' && profile) st.notes.push(`Profile ${profile} is for the simulator only; ignored for this real server.`);
 
   return {
     mode,

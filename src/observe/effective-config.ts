@@ -6,6 +6,7 @@
  * itself as LoadLab's simulator (`x-loadlab-sim` header, `loadlab_sim` fields, `loadlab:` metrics).
  */
 import { httpGet, serverRoot, type GetResult } from '../client/http-get';
+import type { SimProfileRef } from '../run/manifest';
 import { detectEngine, type ServerEngine } from './engine';
 import { parsePrometheus, type MetricFamily } from './prometheus';
 import { cacheConfigInfo, summarizeCacheConfig, type CacheConfigSummary } from './vllm-metrics';
@@ -50,6 +51,8 @@ export interface EffectiveConfig {
   startedAtS?: number;
   /** True only when the server says it is LoadLab's simulator. */
   simulated: boolean;
+  /** The simulator's profile (`GET /version` → `loadlab_profile`); absent for any other server. */
+  simProfile?: SimProfileRef;
   /** `sim`, `vllm` (vLLM series or an `owned_by: vllm` card), or `other`. */
   kind: 'sim' | 'vllm' | 'other';
   /** What could not be read, one line each (e.g. `GET /metrics: HTTP 404`). */
@@ -125,6 +128,12 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
 
   const v = parseJson(ver);
   if (typeof v?.version === 'string') out.version = v.version;
+  const lp = v?.loadlab_profile as Record<string, unknown> | undefined;
+  if (lp && typeof lp.id === 'string' && typeof lp.status === 'string') {
+    out.simProfile = { id: lp.id, status: lp.status };
+    if (typeof lp.gpu === 'string') out.simProfile.gpu = lp.gpu;
+    if (typeof lp.model === 'string') out.simProfile.model = lp.model;
+  }
   const m = parseJson(mod);
   const cards = m && Array.isArray(m.data) ? (m.data as Array<Record<string, unknown>>) : [];
   out.models = cards.map((c) => {

@@ -6,6 +6,7 @@
  */
 import { recordEffectiveConfig } from './effective-config';
 import type { ServerEngine } from './engine';
+import type { SimProfileRef } from '../run/manifest';
 
 /** What `probeTarget` found. Fields are absent when the server did not say. */
 export interface TargetProbe {
@@ -32,6 +33,8 @@ export interface TargetProbe {
   cacheConfig?: Record<string, string>;
   /** HTTP status of `GET /v1/models` when not 200 (401/403: the server wants credentials it did not get). */
   modelsStatus?: number;
+  /** LoadLab's simulator only: the profile it runs (`GET /version` → `loadlab_profile`). */
+  simProfile?: SimProfileRef;
 }
 
 /** Options of `probeTarget`. */
@@ -70,5 +73,6 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
   }
   if (cfg.cacheConfig) probe.cacheConfig = cfg.cacheConfig;
   if (cfg.modelsStatus !== undefined) probe.modelsStatus = cfg.modelsStatus;
+  if (cfg.simProfile) probe.simProfile = cfg.simProfile;
   return probe;
 }

@@ -8,6 +8,20 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { packageRoot } from '../paths';
 
+/**
+ * Which simulator profile served a run (`GET /version` → `loadlab_profile`, LoadLab's simulator only):
+ * a run on a spec-derived L40S profile is labelled so, never as a 4090's or a real GPU's.
+ */
+export interface SimProfileRef {
+  /** Profile id, the file stem under `profiles/`, e.g. `l40s-qwen2.5-7b-instruct-awq`. */
+  id: string;
+  /** What its numbers rest on, e.g. `spec-derived, not calibrated`. */
+  status: string;
+  /** The GPU and model it models, e.g. `NVIDIA L40S`, `Qwen/Qwen2.5-7B-Instruct-AWQ`. */
+  gpu?: string;
+  model?: string;
+}
+
 /** The server a run measured. */
 export interface RunTarget {
   /** Base URL, e.g. `http://127.0.0.1:8000` (no credentials in it). */
@@ -37,6 +51,8 @@ export interface RunTarget {
   cacheConfig?: Record<string, string>;
   /** `vllm serve` flags the server was started with. */
   flags?: Record<string, unknown>;
+  /** The simulator's profile, when the server is LoadLab's simulator and reports one. */
+  simProfile?: SimProfileRef;
   /** Whatever the target probe found (free-form). */
   probe?: unknown;
 }

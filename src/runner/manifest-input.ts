@@ -40,6 +40,7 @@ export function loadManifestInput(p: LoadManifestParts): ManifestInput {
       ...(probe.engine !== undefined ? { engine: probe.engine } : {}),
       ...(probe.maxModelLen !== undefined ? { maxModelLen: probe.maxModelLen } : {}),
       ...(probe.cacheConfig !== undefined ? { cacheConfig: probe.cacheConfig } : {}),
+      ...(probe.simProfile !== undefined ? { simProfile: probe.simProfile } : {}),
       probe,
       ...extraTarget,
     },

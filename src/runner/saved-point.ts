@@ -52,9 +52,12 @@ export function describeServer(t: { kind?: string; simulated?: boolean; serverVe
   return t.serverVersion ? `${what} ${t.serverVersion}` : what;
 }
 
+/** The simulator profile of a saved point that names none (saved before profiles were files). */
+const PRE_PROFILE_DEFAULT = 'rtx4090-qwen2.5-7b-instruct-gptq-int4';
+
 /**
  * Why the server that measured `saved` is not the server answering now, one phrase per difference
- * (empty when it is the same): kind, `simulated`, version, model, target mode, `max_model_len`, every
+ * (empty when it is the same): kind, `simulated`, version, model, simulator profile, target mode, `max_model_len`, every
  * `vllm:cache_config_info` label and the requested flags.
  */
 export function savedServerDiffers(saved: RunManifest, now: CurrentServer): string[] {
@@ -68,6 +71,12 @@ export function savedServerDiffers(saved: RunManifest, now: CurrentServer): stri
     diffs.push(`a ${server(t)} (now a ${server(nowServer)})`);
   }
   if (t.model !== now.model) diffs.push(`model ${String(t.model)} (now ${now.model})`);
+  if (t.simulated === true && p.simulated) {
+    // Before profiles were files (src/sim/engine/profile-file.ts) every simulator ran the RTX 4090 one.
+    const was = (t.simProfile as { id?: string } | undefined)?.id ?? PRE_PROFILE_DEFAULT;
+    const is = p.simProfile?.id ?? PRE_PROFILE_DEFAULT;
+    if (was !== is) diffs.push(`simulator profile ${was} (now ${is})`);
+  }
   if (t.mode !== undefined && now.mode !== undefined && t.mode !== now.mode)
     diffs.push(`target mode ${String(t.mode)} (now ${now.mode})`);
   if (t.maxModelLen !== p.maxModelLen) diffs.push(`max_model_len ${String(t.maxModelLen)} (now ${String(p.maxModelLen)})`);

@@ -14,7 +14,9 @@ import { createFaults, describeFaults, type Faults } from './http/faults';
 import { type Generation, resolveGeneration } from './http/generation';
 import { createSimServer } from './http/http';
 import { SimMetrics } from './http/metrics';
-import { DEFAULT_PROFILE } from './engine/profile';
+import { DEFAULT_PROFILE, type Profile } from './engine/profile';
+import { defaultProfileName, loadProfileFile } from './engine/profile-file';
+import { profileFlagsHelp, splitProfileArgs } from './profile-args';
 import { QueueTimes } from './engine/queue-time';
 import { loadTokenizer } from './http/tokens';
 import type { EngineClock, EngineConfig, EngineStats, SimEngine } from './engine/types';
@@ -50,13 +52,13 @@ function p99(xs: number[]): number {
 }
 
 /** The SIMULATED banner and vLLM's first startup lines. */
-function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: string, gen: Generation): void {
-  const profile = DEFAULT_PROFILE;
+function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: string, gen: Generation, profile: Profile): void {
   log('='.repeat(100));
   log(
     `  SIMULATED vLLM (LoadLab) ${gen.version} (${gen.engine} wire and /metrics; V1 scheduling) — no GPU here: an engine model of ${profile.gpu.name} serving ${profile.model.name}`,
   );
   log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
+  log(`  Profile ${profile.id} (${profile.status ?? 'built in code'}); --print-profile shows its numbers and sources.`);
   log('='.repeat(100));
   log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${gen.version} (simulated, profile ${profile.id})`);
   log(
@@ -122,11 +124,15 @@ function startStatsLine(
 }
 
 /**
- * Starts the simulator from parsed `vllm serve` args. Throws (message names the fix) on a
- * bad configuration. `log` receives each output line (default: stdout).
+ * Starts the simulator from parsed `vllm serve` args on `profile` (default: the RTX 4090 +
+ * Qwen2.5-7B-Instruct-GPTQ-Int4 file). Throws (message names the fix) on a bad configuration.
+ * `log` receives each output line (default: stdout).
  */
-export async function serveSim(args: ServeArgs, log: (line: string) => void = (l) => console.log(l)): Promise<RunningSim> {
-  const profile = DEFAULT_PROFILE;
+export async function serveSim(
+  args: ServeArgs,
+  log: (line: string) => void = (l) => console.log(l),
+  profile: Profile = DEFAULT_PROFILE,
+): Promise<RunningSim> {
   const gen = resolveGeneration(args.vllmVersion);
   const config = resolveEngineConfig(args.flags, profile);
   const modelPath = args.model ?? profile.model.name;
@@ -134,7 +140,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
   const seed = args.flags.seed ?? 0;
   // Checked first, so bad fault settings fail before the tokenizer loads; faults strike only once serving.
   const faults = createFaults({ settings: args.faults, seed, onInjected: (kind) => metrics.observeFault(kind) });
-  logBanner(log, args, modelPath, gen);
+  logBanner(log, args, modelPath, gen, profile);
 
   const t0 = performance.now();
   const tok = await loadTokenizer();
@@ -176,6 +182,7 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
     enableForceIncludeUsage: args.enableForceIncludeUsage,
     streamInterval: args.flags.streamInterval,
     hooks: faults.hooks,
+    profile: { id: profile.id, status: profile.status ?? 'built in code', gpu: profile.gpu.name, model: profile.model.name },
   });
   logEngineConfig(log, config, faults, seed);
 
@@ -209,12 +216,18 @@ export async function serveSim(args: ServeArgs, log: (line: string) => void = (l
 export async function runSimProcess(argv: string[]): Promise<void> {
   let sim: RunningSim;
   try {
-    const args = parseServeArgs(argv);
-    if (args.help) {
-      console.log(formatFlagsHelp());
+    const split = splitProfileArgs(argv);
+    if (split.printProfile !== undefined) {
+      const which = split.printProfile === true ? (split.profile ?? defaultProfileName()) : split.printProfile;
+      process.stdout.write(loadProfileFile(which).text);
       return;
     }
-    sim = await serveSim(args);
+    const args = parseServeArgs(split.rest);
+    if (args.help) {
+      console.log(`${formatFlagsHelp()}\n\n${profileFlagsHelp()}`);
+      return;
+    }
+    sim = await serveSim(args, undefined, loadProfileFile(split.profile ?? defaultProfileName()).profile);
   } catch (err) {
     console.error(`ERROR [loadlab-sim] ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;

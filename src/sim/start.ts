@@ -10,7 +10,8 @@
  */
 import { join } from 'node:path';
 import { spawnChild } from '../proc/child';
-import { DEFAULT_MODEL, parseServeArgs, toServeArgs } from '../vllm/flags';
+import { parseServeArgs, toServeArgs } from '../vllm/flags';
+import { defaultProfileName, loadProfileFile } from './engine/profile-file';
 import type { ServerFlags } from './engine/types';
 
 /** The line the child prints once it listens (`LISTENING_MARKER` of serve.ts, not imported: that would load the engine here). */
@@ -32,6 +33,21 @@ export interface StartSimOptions {
   logFile?: string;
   /** Give up if the child is not listening after this long, ms; default 30000. */
   startupTimeoutMs?: number;
+  /**
+   * GPU + model profile (LoadLab only, `--profile`): a file stem under `profiles/` or a path to a profile
+   * file; default `LOADLAB_SIM_PROFILE`, else `rtx4090-qwen2.5-7b-instruct-gptq-int4`. The served model name follows its model.
+   */
+  profile?: string;
+}
+
+/** Which profile a simulator runs (as `GET /version` reports it in `loadlab_profile`). */
+export interface SimProfileInfo {
+  /** Profile id, e.g. `l40s-qwen2.5-7b-instruct-awq`. */
+  id: string;
+  /** e.g. `spec-derived, not calibrated`. */
+  status: string;
+  /** Absolute path of the profile file. */
+  file: string;
 }
 
 /** A running simulator process. */
@@ -40,6 +56,8 @@ export interface SimHandle {
   baseUrl: string;
   /** Served model name to send as `model`. */
   model: string;
+  /** The profile it runs. */
+  profile: SimProfileInfo;
   pid: number;
   /** SIGTERM, SIGKILL after 3 s, wait until the process and its port are gone. Safe to call twice. */
   stop(): Promise<void>;
@@ -61,16 +79,19 @@ export function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
     String(options.port ?? 0),
   ];
   let model: string;
+  let profile: SimProfileInfo;
   try {
-    // Check the flags here too: a typo fails at once instead of after a process start.
+    // Check the flags and the profile here too: a typo fails at once instead of after a process start.
     const parsed = parseServeArgs(serveArgs);
-    model = parsed.flags.servedModelName ?? parsed.model ?? DEFAULT_MODEL;
+    const loaded = loadProfileFile(options.profile ?? defaultProfileName());
+    profile = { id: loaded.profile.id, status: loaded.profile.status, file: loaded.file };
+    model = parsed.flags.servedModelName ?? parsed.model ?? loaded.profile.model.name;
   } catch (err) {
     return Promise.reject(err);
   }
   return spawnChild({
     entry: join('src', 'sim', 'main.ts'),
-    args: serveArgs,
+    args: [...serveArgs, '--profile', profile.file],
     env: options.env ?? {},
     marker: LISTENING_MARKER,
     name: 'the simulator',
@@ -81,5 +102,5 @@ export function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
       const u = new URL(url);
       return { port: Number(u.port), host: u.hostname.replace(/^\[|\]$/g, '') };
     },
-  }).then((c) => ({ baseUrl: c.payload, model, pid: c.pid, stop: c.stop, logTail: c.logTail }));
+  }).then((c) => ({ baseUrl: c.payload, model, profile, pid: c.pid, stop: c.stop, logTail: c.logTail }));
 }

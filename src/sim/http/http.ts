@@ -14,7 +14,7 @@ import { OffLoopTokenizer } from './prompt-tokens';
 import type { QueueTimes } from '../engine/queue-time';
 import { ApiError, nodeReply, type ReplyHooks, type RequestInfo } from './reply';
 import { DEFAULT_GENERATION, type Generation } from './generation';
-import { route, type RouteContext } from './routes';
+import { route, type RouteContext, type SimProfileLabel } from './routes';
 import { wireShape } from './wire-shapes';
 import type { SimTokenizer } from './tokens';
 import type { SimEngine } from '../engine/types';
@@ -48,6 +48,8 @@ export interface SimServerOptions {
   streamInterval?: number;
   /** Fault injection (src/sim/http/faults.ts); it also serves `/loadlab/faults`. */
   hooks?: ReplyHooks;
+  /** The simulator profile, reported by `GET /version` as `loadlab_profile` (LoadLab only); default none. */
+  profile?: SimProfileLabel;
 }
 
 /** A running simulator HTTP server. */
@@ -123,6 +125,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     offLoop: new OffLoopTokenizer(opts.tok),
     modelPath: opts.modelPath ?? model,
     generation,
+    ...(opts.profile ? { profile: opts.profile } : {}),
     startS: Math.floor(Date.now() / 1000),
     seq: 0,
   };

@@ -19,6 +19,17 @@ import { uuidOf, wireShape } from './wire-shapes';
 /** The vLLM release the simulator emulates by default (`GET /version`; `--vllm-version` picks another). */
 export const EMULATED_VLLM_VERSION = DEFAULT_GENERATION.version;
 
+/** Which simulator profile answers (`GET /version` → `loadlab_profile`; a LoadLab-only field). */
+export interface SimProfileLabel {
+  /** Profile id, the file stem under `profiles/`. */
+  id: string;
+  /** e.g. `spec-derived, not calibrated`. */
+  status: string;
+  /** GPU and model the profile models. */
+  gpu: string;
+  model: string;
+}
+
 /** What the routes share: the generation server, request rules, the off-loop tokenizer. */
 export interface RouteContext {
   gen: GenServer;
@@ -28,6 +39,8 @@ export interface RouteContext {
   modelPath: string;
   /** The vLLM generation emulated (`--vllm-version`). */
   generation: Generation;
+  /** The simulator profile, when known. */
+  profile?: SimProfileLabel;
   /** Server start, epoch s (`created` of the model permission). */
   startS: number;
   /** Requests generated so far (numbers the engine ids). */
@@ -157,7 +170,8 @@ export async function route(
   } else if (is('GET', '/health')) {
     reply.text(200, '');
   } else if (is('GET', '/version')) {
-    reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true });
+    const profile = ctx.profile ? { loadlab_profile: ctx.profile } : {};
+    reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true, ...profile });
   } else if (is('GET', '/metrics')) {
     reply.text(200, ctx.gen.metrics.render(ctx.gen.engine.stats()), 'text/plain; version=0.0.4; charset=utf-8');
   } else if (is('POST', '/tokenize')) {
