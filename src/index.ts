@@ -78,6 +78,15 @@ export { startMetricsSampler, type MetricsSampler } from './observe/sampler';
 export { startGpuSampler, type GpuSampler } from './observe/gpu';
 export { toMetricsSample, cacheConfigInfo, summarizeCacheConfig } from './observe/vllm-metrics';
 
+export {
+  loadProfileFile,
+  listProfiles,
+  defaultProfileName,
+  DEFAULT_PROFILE_NAME,
+  type LoadedProfile,
+} from './sim/engine/profile-file';
+export type { ProfileDocument, SourcedNumber } from './sim/engine/profile-schema';
+
 // 3. Predictions from first principles: the hardware/model profile and the engine's cost model.
 export { DEFAULT_PROFILE, RTX4090_QWEN25_7B_GPTQ_INT4, kvBytesPerToken, type Profile } from './sim/engine/profile';
 export { resolveEngineConfig, kvCacheTokens, maxConcurrency } from './sim/engine/config';
@@ -157,26 +166,21 @@ export {
 // Sweeps: one run per load point, the knee, saturation and capacity under SLOs.
 export { runSweep, type RunSweepOptions, type PointJob } from './sweep/run-sweep';
 export { runLoadPoints, type LoadPoints } from './sweep/load-points';
-export { pointName, DEFAULT_ATTAINMENT, type SweepPlan, type SweepVariable } from './sweep/plan';
-export { readSweepFile, analyseSweep, SweepFolderError, type SweepFile } from './sweep/sweep-file';
+export { readSweepFile, analyseSweep, type SweepFile } from './sweep/sweep-file';
 export type { SweepPoint } from './sweep/point';
-export { findKnee, findSweepSaturation } from './sweep/knee';
-export { capacities } from './sweep/capacity';
 
 // Reports and comparisons of saved runs (no server needed).
 export { writeReport, reportHtml, type WriteReportOptions, type WrittenReport } from './report/write-report';
 export { readReportInput, readReportRun, type ReportInput, type ReportRun } from './report/report-input';
-export type { SweepPoint as ReportSweepPoint } from './report/report-input';
 export { compareRuns, type RunsComparison, type CompareRunsOptions, type CompareDiff } from './report/compare';
 export { formatComparison } from './report/compare-text';
-export { recordsCsv, pointsCsv } from './report/csv';
 
 // 7. Run files: saved as they finish, read back later.
 export { createRun, abortOpenRuns, type RunWriter, type CreateRunOptions } from './run/store';
 export { isRunComplete } from './run/folder';
 export { loadRun, listRuns, type LoadedRun, type RunListing } from './run/loader';
 export { recordsToDataFrame, type RecordRow } from './view/frame';
-export type { RunManifest, RunTarget, RunStatus } from './run/manifest';
+export type { RunManifest, RunTarget, RunStatus, SimProfileRef } from './run/manifest';
 export { importVllmResult, type ImportVllmOptions } from './exchange/import-vllm';
 export { vllmResultOf, writeVllmResult, type VllmResultOptions } from './exchange/vllm-result';
 export { readVllmResult, VllmResultError } from './exchange/vllm-result-file';

@@ -62,3 +62,6 @@ export function packageRoot(): string {
 export function fromRoot(...parts: string[]): string {
   return join(packageRoot(), ...parts);
 }
+
+/** The simulator's default profile: its file stem under `profiles/` (RTX 4090 + Qwen2.5-7B-Instruct-GPTQ-Int4). */
+export const DEFAULT_SIM_PROFILE_ID = 'rtx4090-qwen2.5-7b-instruct-gptq-int4';

@@ -1,6 +1,15 @@
 /** Tables and charts label each run from its own manifest (simulated or not), never from the current target. */
 import { describe, expect, it } from 'vitest';
-import { compareRows, compareTable, latencyCdf, percentileBars, provenanceOf, requestGantt, summaryTable } from '../src/view';
+import {
+  compareRows,
+  compareTable,
+  latencyCdf,
+  percentileBars,
+  provenanceOf,
+  provenanceSuffix,
+  requestGantt,
+  summaryTable,
+} from '../src/view';
 import { summary, timelineRecords } from './helpers/view-fixtures';
 
 const simRun = { summary: summary(1), manifest: { target: { simulated: true, kind: 'sim', serverVersion: '0.19.0' } } };
@@ -75,5 +84,29 @@ describe('every chart builder labels itself from the runs given', () => {
       expect(f([simRun, gpuRun]).layout.title?.text, name).toMatch(/\(simulated and real runs mixed\)$/);
       expect(f(gpuRun).layout.title?.text, name).not.toMatch(/simulated/);
     }
+  });
+});
+
+describe('simulator profiles in the label', () => {
+  const onProfile = (id?: string) => ({
+    summary: summary(1),
+    manifest: {
+      target: {
+        simulated: true,
+        kind: 'sim',
+        ...(id ? { simProfile: { id, status: 'spec-derived, not calibrated', gpu: 'NVIDIA L40S' } } : {}),
+      },
+    },
+  });
+
+  it('the default profile (named or absent) adds nothing; another profile is named with its status', () => {
+    expect(provenanceSuffix([onProfile()])).toBe(' (simulated)');
+    expect(provenanceSuffix([onProfile('rtx4090-qwen2.5-7b-instruct-gptq-int4')])).toBe(' (simulated)');
+    expect(provenanceSuffix([onProfile('l40s-qwen2.5-7b-instruct-awq')])).toBe(
+      ' (simulated, profile l40s-qwen2.5-7b-instruct-awq (spec-derived, not calibrated))',
+    );
+    expect(provenanceSuffix([onProfile(), onProfile('l40s-qwen2.5-7b-instruct-awq')])).toBe(
+      ' (simulated, profiles rtx4090-qwen2.5-7b-instruct-gptq-int4 / l40s-qwen2.5-7b-instruct-awq)',
+    );
   });
 });

@@ -7,10 +7,19 @@
  * (`--simulated` / `--real`): an unknown server is never shown as a real GPU.
  */
 
+import { DEFAULT_SIM_PROFILE_ID } from '../paths';
+
 /** Anything that carries a run manifest's `target` (a `RunResult`, `MeasureResult`, `LoadedRun`, or the manifest). */
-export type RunLike =
-  | { manifest: { target: { simulated?: boolean; kind?: string; serverVersion?: string } } }
-  | { target: { simulated?: boolean; kind?: string; serverVersion?: string } };
+export type RunLike = { manifest: { target: TargetLike } } | { target: TargetLike };
+
+/** The fields of a manifest's `target` that labels read. */
+interface TargetLike {
+  simulated?: boolean;
+  kind?: string;
+  serverVersion?: string;
+  /** The simulator's profile (src/sim/engine/profile-file.ts); absent = the default one. */
+  simProfile?: { id: string; status: string; gpu?: string; model?: string };
+}
 
 /**
  * What a table or chart is labelled from: `true`/`false` (the caller says), one run, or several
@@ -18,7 +27,7 @@ export type RunLike =
  */
 export type Provenance = boolean | RunLike | readonly RunLike[];
 
-function targetOf(run: RunLike): { simulated?: boolean; kind?: string; serverVersion?: string } {
+function targetOf(run: RunLike): TargetLike {
   return 'manifest' in run ? run.manifest.target : run.target;
 }
 
@@ -40,6 +49,18 @@ function serverUnknown(run: RunLike): boolean {
 
 function runsOf(p: Provenance): readonly RunLike[] {
   return typeof p === 'boolean' ? [] : Array.isArray(p) ? p : [p as RunLike];
+}
+
+/**
+ * `, profile <id> (<status>)` when the simulated runs ran on profiles other than the default one
+ * (RTX 4090 + Qwen2.5-7B-Instruct-GPTQ-Int4), so a spec-derived L40S run is never read as the 4090; else ''.
+ */
+function profileWords(runs: readonly RunLike[]): string {
+  const ids = [...new Set(runs.filter(runSimulated).map((r) => targetOf(r).simProfile?.id ?? DEFAULT_SIM_PROFILE_ID))];
+  if (ids.length === 0 || (ids.length === 1 && ids[0] === DEFAULT_SIM_PROFILE_ID)) return '';
+  if (ids.length > 1) return `, profiles ${ids.join(' / ')}`;
+  const p = runs.map((r) => targetOf(r).simProfile).find((x) => x?.id === ids[0]);
+  return `, profile ${ids[0]}${p?.status ? ` (${p.status})` : ''}`;
 }
 
 /**
@@ -70,7 +91,7 @@ export function provenanceSuffix(p: Provenance | undefined): string {
   const unknown = runs.some(serverUnknown);
   const base =
     what === 'simulated'
-      ? 'simulated'
+      ? `simulated${profileWords(runs)}`
       : what === 'mixed'
         ? unknown
           ? 'simulated runs mixed with runs from an unknown server'

@@ -4,12 +4,12 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { packageRoot } from '../../paths';
+import { DEFAULT_SIM_PROFILE_ID, packageRoot } from '../../paths';
 import { didYouMean } from './nearest-name';
 import { parseProfileDocument, type ProfileDocument } from './profile-schema';
 
 /** Stem of the profile used when none is given: RTX 4090 + Qwen2.5-7B-Instruct-GPTQ-Int4. */
-export const DEFAULT_PROFILE_NAME = 'rtx4090-qwen2.5-7b-instruct-gptq-int4';
+export const DEFAULT_PROFILE_NAME = DEFAULT_SIM_PROFILE_ID;
 
 /**
  * The profile to use when none is given: `LOADLAB_SIM_PROFILE` (a NAME or FILE) when set, so every lesson,
