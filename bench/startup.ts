@@ -50,9 +50,7 @@ function procCpuMs(pid: number): number {
 
 /** Wall time until the simulator's ready line and its CPU then; the process is killed afterwards. */
 function timeSim(fromDist: boolean): Promise<Sample> {
-  const head = fromDist
-    ? [fromRoot('dist', 'sim', 'main.js')]
-    : ['--import', tsxLoaderUrl(), fromRoot('src', 'sim', 'main.ts')];
+  const head = fromDist ? [fromRoot('dist', 'sim', 'main.js')] : ['--import', tsxLoaderUrl(), fromRoot('src', 'sim', 'main.ts')];
   const t0 = performance.now();
   const child = spawn(process.execPath, [...head, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
