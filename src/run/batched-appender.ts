@@ -7,7 +7,7 @@
  *
  * - `append(value)` only queues the value: no stringifying, no syscall.
  * - Once per event-loop turn (`setImmediate`, i.e. right after the poll phase that delivered the
- *   records) the queue is stringified until `budgetMs` (default 0.5 ms) has passed, at least one
+ *   records) the queue is stringified until `budgetMs` (default 0.25 ms) has passed, at least one
  *   line, and what was stringified goes to disk in ONE `fs.writeSync` on an `O_APPEND` descriptor
  *   (whole lines: a crash can only tear the file's last line, which the loader reports and skips).
  *   What is left waits for the next turn, so other callbacks (chunk stamps) run in between.
@@ -25,7 +25,7 @@ import * as fs from 'node:fs';
 
 /** Options of {@link openBatchedAppender}. */
 export interface BatchedAppenderOptions {
-  /** Longest stretch of stringifying per event-loop turn, ms; default 0.5. At least one line per turn. */
+  /** Longest stretch of stringifying per event-loop turn, ms; default 0.25. At least one line per turn. */
   budgetMs?: number;
   /** Clock for the budget, ms; default `performance.now`. */
   now?: () => number;
@@ -76,10 +76,10 @@ function installExitHook(): void {
 
 /**
  * Open `file` (created if missing) for batched JSON-lines appends (see the module comment).
- * @param opts.budgetMs stringifying per event-loop turn, ms; default 0.5.
+ * @param opts.budgetMs stringifying per event-loop turn, ms; default 0.25.
  */
 export function openBatchedAppender(file: string, opts: BatchedAppenderOptions = {}): BatchedAppender {
-  const budgetMs = opts.budgetMs ?? 0.5;
+  const budgetMs = opts.budgetMs ?? 0.25;
   if (!(budgetMs > 0)) throw new RangeError(`budgetMs must be > 0 (ms of stringifying per event-loop turn), got ${budgetMs}`);
   const now = opts.now ?? (() => performance.now());
   let fd: number | undefined = fs.openSync(file, 'a');

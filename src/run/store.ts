@@ -45,7 +45,7 @@ export interface RunWriter {
   append(record: RequestRecord): void;
   /**
    * Queue one finished request for `requests.jsonl`: written with the others of this event-loop turn in
-   * one write (≤ 0.5 ms of stringifying per turn). `onWritten` runs once its line is on disk. Keeps order.
+   * one write (≈ 0.25 ms of stringifying per turn). `onWritten` runs once its line is on disk. Keeps order.
    */
   appendSoon(record: RequestRecord, onWritten?: () => void): void;
   /** Write every queued record now (synchronous). `finish` and `abort` flush first. */
