@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { calibrationVerdict } from '../src/calibrate/calibrate-result';
 import { assessClientHealth, type ClientHealthNumbers } from '../src/runner/health';
 import {
   addTick,
@@ -114,5 +115,48 @@ describe('startStallWatch (real)', () => {
     expect(s.cause).not.toBe('none');
     expect(s.othersLoad1m).toBeGreaterThanOrEqual(0);
     expect(w.stop()).toBe(s);
+  });
+});
+
+describe('the calibration verdict names the cause of a pass that fell behind', () => {
+  const pass = (clientCpuPercent: number, stallCause?: ClientStall['cause']) => ({
+    mode: 'paced' as const,
+    concurrency: 64,
+    gapMs: 10,
+    offeredEventsPerSec: 6400,
+    eventsPerSec: 6000,
+    events: 6000,
+    failed: 0,
+    stampErrorP50Ms: 2,
+    stampErrorP99Ms: 9,
+    stampErrorMaxMs: 12,
+    eventLoopDelayP99Ms: 8,
+    clientCpuPercent,
+    serverCpuPercent: 20,
+    seconds: 1,
+    keptUp: false,
+    ...(stallCause ? { stallCause } : {}),
+  });
+  const verdict = (p: ReturnType<typeof pass>) =>
+    calibrationVerdict({
+      passes: [p],
+      ceilingEventsPerSec: 6000,
+      ok: false,
+      stampLimitMs: 2,
+      clockOffsetMs: 0,
+      startupSeconds: 0.5,
+      wallSeconds: 2,
+      cores: 2,
+      loadAverage1m: 1,
+      serverPid: 1,
+      fellBehindAt: { concurrency: 64, eventsPerSec: 6000, stampErrorP99Ms: 9 },
+    });
+
+  it("low CPU is no longer read as other programs when the stalls were the client's own", () => {
+    expect(verdict(pass(27, 'own-cpu'))).toContain("The delay was the client's own work (27 % of a core)");
+    expect(verdict(pass(27, 'own-cpu'))).not.toContain('other programs');
+    expect(verdict(pass(27, 'gc'))).toContain("The delay was the client's own garbage collection (27 % of a core)");
+    expect(verdict(pass(27, 'other-processes'))).toContain('so the delay came from other programs taking the CPU');
+    expect(verdict(pass(27))).toContain('other programs taking the CPU'); // older results: the CPU heuristic
   });
 });
