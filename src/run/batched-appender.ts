@@ -74,19 +74,23 @@ function installExitHook(): void {
   });
 }
 
+/** One whole batch to `fd` (a loop only for the pathological short write; regular files take it at once). */
+function writeAll(fd: number, text: string): void {
+  const buf = Buffer.from(text, 'utf8');
+  let written = fs.writeSync(fd, buf);
+  while (written < buf.length) written += fs.writeSync(fd, buf, written);
+}
+
 /**
  * Open `file` (created if missing) for batched JSON-lines appends (see the module comment).
  * @param opts.budgetMs stringifying per event-loop turn, ms; default 0.25.
  */
 export function openBatchedAppender(file: string, opts: BatchedAppenderOptions = {}): BatchedAppender {
-  const budgetMs = opts.budgetMs ?? 0.25;
+  const { budgetMs = 0.25, now = () => performance.now() } = opts;
   if (!(budgetMs > 0)) throw new RangeError(`budgetMs must be > 0 (ms of stringifying per event-loop turn), got ${budgetMs}`);
-  const now = opts.now ?? (() => performance.now());
   let fd: number | undefined = fs.openSync(file, 'a');
   let queue: Queued[] = [];
-  let head = 0;
-  let lines = 0;
-  let writes = 0;
+  let [head, lines, writes] = [0, 0, 0];
   let scheduled: NodeJS.Immediate | undefined;
   let failed: unknown;
 
@@ -95,13 +99,11 @@ export function openBatchedAppender(file: string, opts: BatchedAppenderOptions =
     if (failed !== undefined) throw failed;
     if (fd === undefined || head >= queue.length) return;
     const start = head;
-    let text = '';
     try {
+      let text = '';
       do text += `${JSON.stringify(queue[head++].value)}\n`;
       while (head < queue.length && now() < untilMs);
-      const buf = Buffer.from(text, 'utf8');
-      let written = fs.writeSync(fd, buf);
-      while (written < buf.length) written += fs.writeSync(fd, buf, written); // short writes: regular files do not
+      writeAll(fd, text);
     } catch (err) {
       failed = err;
       throw err;
