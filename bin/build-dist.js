@@ -7,8 +7,9 @@
 //   (src/calibrate/null-server.ts). ESM with code splitting, so the CLI's lazy subcommand imports
 //   stay lazy: `loadlab --help` loads only the CLI's own chunk.
 // - npm packages stay external (resolved from node_modules at run time); only src/ is bundled.
-// - src/paths.ts finds the package root from `__dirname`; ESM has none, so every chunk defines it
-//   (the folder of the chunk, inside the package).
+// - src/ is written for tsx and tslab, where `__dirname` and `require` exist (src/paths.ts finds the
+//   package root from `__dirname`; src/view resolves plotly.js and tslab with `require`). ESM has
+//   neither, so every chunk defines both, from its own place inside the package.
 // - dist/.stamp holds the build's start time: bin/loadlab.js and src/proc/dist.ts use dist/ only while
 //   no file under src/ is newer, so editing src/ never runs stale code.
 // - esbuild comes with tsx (a dependency; same version). Without it this prints why and builds
@@ -23,9 +24,11 @@ const dist = join(root, 'dist');
 export const ENTRIES = ['src/cli/main.ts', 'src/sim/main.ts', 'src/calibrate/null-server.ts'];
 
 const BANNER = [
+  "import { createRequire as __llCreateRequire } from 'node:module';",
   "import { dirname as __llDirname } from 'node:path';",
   "import { fileURLToPath as __llFileURLToPath } from 'node:url';",
   'const __dirname = __llDirname(__llFileURLToPath(import.meta.url));',
+  'const require = __llCreateRequire(import.meta.url);',
 ].join('\n');
 
 async function build() {
