@@ -68,7 +68,7 @@ describe('the verdict names the cause', () => {
     expect(v.clientBound).toBe(true);
     expect(v.reasons[0]).not.toContain('other programs took the CPU');
     expect(v.reasons[0]).toContain(
-      "Cause: this process's own work (120.0 ms of the loop's lateness came while it ran on the CPU; 27 % of a core over the run).",
+      "Cause: this process's own work (late ms: 120.0 own work, 6.0 GC, 3.0 waiting for the CPU; 27 % of a core over the run).",
     );
   });
 
@@ -76,7 +76,7 @@ describe('the verdict names the cause', () => {
     const stall: ClientStall = { ...quiet, cause: 'gc', gcCount: 41, gcPauseTotalMs: 130.24, gcPauseMaxMs: 12.5 };
     stall.lateMs = { ownCpu: 10, gc: 95, otherProcesses: 0 };
     expect(assessClientHealth({ ...late, stall }).reasons[0]).toContain(
-      "Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; 95.0 ms of the loop's lateness).",
+      'Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms: 10.0 own work, 95.0 GC, 0.0 waiting',
     );
   });
 
@@ -84,7 +84,7 @@ describe('the verdict names the cause', () => {
     const stall: ClientStall = { ...quiet, cause: 'other-processes', othersLoad1m: 2.61, stealPercent: 7.25 };
     stall.lateMs = { ownCpu: 1, gc: 0, otherProcesses: 80 };
     const text = assessClientHealth({ ...late, loadAverage1m: 2.9, stall }).reasons[0];
-    expect(text).toContain('Cause: other processes took the CPU (80.0 ms of the loop');
+    expect(text).toContain('Cause: other processes took the CPU (late ms: 1.0 own work, 0.0 GC, 80.0 waiting for the CPU;');
     expect(text).toContain('2.6 of the load average on 2 cores was not this process, CPU steal 7.3 %');
     const { stealPercent: _, ...noSteal } = stall;
     expect(stallSentence(noSteal, 27, 2)).not.toContain('steal');

@@ -161,27 +161,29 @@ export function startStallWatch(): StallWatch {
 const f1 = (x: number) => x.toFixed(1);
 
 /**
- * One sentence naming the cause of a late loop, with its numbers, e.g. "Cause: garbage collection
- * (41 pauses, 130.2 ms in all, the longest 12.5 ms; 95.0 ms of the loop's lateness)." Pure.
+ * One sentence naming the cause of a late loop, with the split of its lateness and the numbers behind
+ * it, e.g. "Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms:
+ * 10.0 own work, 95.0 GC, 0.0 waiting for the CPU)." Pure.
  * @param cpuPercent this process's CPU over the run, % of one core; `cores` of the machine.
  */
 export function stallSentence(s: ClientStall, cpuPercent: number, cores: number): string {
   const gc = `${s.gcCount} GC pauses, ${f1(s.gcPauseTotalMs)} ms in all, the longest ${f1(s.gcPauseMaxMs)} ms`;
   const steal = s.stealPercent !== undefined ? `, CPU steal ${f1(s.stealPercent)} %` : '';
   const others = `${f1(s.othersLoad1m)} of the load average on ${cores} cores was not this process${steal}`;
-  const late = (ms: number) => `${f1(ms)} ms of the loop's lateness`;
+  const { ownCpu, gc: gcLate, otherProcesses } = s.lateMs;
+  const split = `late ms: ${f1(ownCpu)} own work, ${f1(gcLate)} GC, ${f1(otherProcesses)} waiting for the CPU`;
   switch (s.cause) {
     case 'gc':
-      return `Cause: garbage collection (${gc}; ${late(s.lateMs.gc)}). Run fewer streams per process, or shorter runs (fewer records held in memory).`;
+      return `Cause: garbage collection (${gc}; ${split}). Run fewer streams per process, or shorter runs.`;
     case 'own-cpu':
       return (
-        `Cause: this process's own work (${late(s.lateMs.ownCpu)} came while it ran on the CPU; ` +
-        `${Math.round(cpuPercent)} % of a core over the run). Run fewer streams per process.`
+        `Cause: this process's own work (${split}; ${Math.round(cpuPercent)} % of a core over the run). ` +
+        'Run fewer streams per process.'
       );
     case 'other-processes':
       return (
-        `Cause: other processes took the CPU (${late(s.lateMs.otherProcesses)} came while this process waited ` +
-        `without working; ${others}). The simulator counts when it runs on this machine. Close other busy programs.`
+        `Cause: other processes took the CPU (${split}; ${others}). ` +
+        'The simulator counts when it runs on this machine. Close other busy programs.'
       );
     default:
       return `Cause not found: no 10 ms interval was late by more than ${LATE_TICK_MS} ms (${gc}; ${others}).`;
