@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import type { ManifestInput } from '../src/run/manifest';
 import { createRun, type RunWriter } from '../src/run/store';
+import { startStallWatch, type ClientStall } from '../src/runner/stall-blame';
 import type { RequestRecord } from '../src/types';
 import { loadLine } from './common';
 
@@ -67,12 +68,21 @@ async function measure(
   recs: RequestRecord[],
   write: (w: RunWriter, r: RequestRecord) => void,
   dir: string,
-): Promise<{ histMaxMs: number; tickerMaxMs: number; over1: number; turns: number; gcMaxMs: number }> {
+): Promise<{
+  histMaxMs: number;
+  tickerMaxMs: number;
+  over1: number;
+  turns: number;
+  gcMaxMs: number;
+  stall: ClientStall;
+  busyP50Ms: number;
+}> {
   const w = createRun({ dir }, input);
   const h = monitorEventLoopDelay({ resolution: 1 });
   let tickerMaxMs = 0;
   let over1 = 0;
   let turns = 0;
+  const gaps: number[] = [];
   let gcMaxMs = 0;
   const gc = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) gcMaxMs = Math.max(gcMaxMs, e.duration);
@@ -85,11 +95,13 @@ async function measure(
     tickerMaxMs = Math.max(tickerMaxMs, t - last);
     turns++;
     if (t - last > 1) over1++;
+    if (t - last > 0.05) gaps.push(t - last); // the turns that did work (idle spins are µs)
     last = t;
     if (ticking) setImmediate(tick);
   };
   await pause(20);
   h.enable();
+  const stallWatch = startStallWatch();
   last = performance.now();
   setImmediate(tick);
   for (let k = 0; k < waves; k++) {
@@ -99,9 +111,12 @@ async function measure(
   ticking = false;
   h.disable();
   await pause(5); // the last GC entries
+  const stall = stallWatch.stop();
   gc.disconnect();
   w.abort('interrupted');
-  return { histMaxMs: Math.max(0, h.max / 1e6 - 1), tickerMaxMs, over1, turns, gcMaxMs };
+  gaps.sort((a, b) => a - b);
+  const busyP50Ms = gaps.length > 0 ? gaps[gaps.length >> 1] : 0;
+  return { histMaxMs: Math.max(0, h.max / 1e6 - 1), tickerMaxMs, over1, turns, gcMaxMs, stall, busyP50Ms };
 }
 
 async function main(): Promise<void> {
@@ -121,8 +136,9 @@ async function main(): Promise<void> {
         const m = await measure(waves, recs, write, join(tmp, `${rep}-${label.split(' ')[0]}`));
         console.log(
           `  ${label.padEnd(42)} longest block: loop-delay max ${m.histMaxMs.toFixed(2)} ms, ` +
-            `turn gap max ${m.tickerMaxMs.toFixed(2)} ms (${m.over1} of ${m.turns} turns > 1 ms), ` +
-            `GC pause max ${m.gcMaxMs.toFixed(2)} ms   (${loadLine()})`,
+            `turn gap max ${m.tickerMaxMs.toFixed(2)} ms (${m.over1} of ${m.turns} turns > 1 ms; busy turns p50 ${m.busyP50Ms.toFixed(2)} ms), ` +
+            `GC pause max ${m.gcMaxMs.toFixed(2)} ms; 10 ms ticks late by ${m.stall.lateMs.ownCpu.toFixed(0)} ms own work, ` +
+            `${m.stall.lateMs.gc.toFixed(0)} GC, ${m.stall.lateMs.otherProcesses.toFixed(0)} waiting   (${loadLine()})`,
         );
       }
     }
