@@ -40,7 +40,8 @@ export function distProblem(root = packageRoot()): string | undefined {
 
 /**
  * The built JavaScript of a TypeScript entry under `src/` (`src/sim/main.ts` → `dist/sim/main.js`,
- * absolute), when dist/ is fresh and holds it; undefined otherwise (run the source through tsx).
+ * absolute), when dist/ is fresh and holds it; undefined otherwise (run the source through tsx; with
+ * `LOADLAB_DEBUG` set, why is said once per process on stderr).
  * @param entry absolute path of the `.ts` entry.
  */
 export function builtEntry(entry: string, root = packageRoot()): string | undefined {
@@ -52,5 +53,12 @@ export function builtEntry(entry: string, root = packageRoot()): string | undefi
   } catch {
     return undefined;
   }
-  return distProblem(root) === undefined ? js : undefined;
+  const problem = distProblem(root);
+  if (problem !== undefined && process.env.LOADLAB_DEBUG && !said) {
+    said = true;
+    process.stderr.write(`loadlab: helper processes run their TypeScript sources through tsx: ${problem}\n`);
+  }
+  return problem === undefined ? js : undefined;
 }
+
+let said = false;
