@@ -202,9 +202,9 @@ export interface RunSummary {
   /**
    * Was the measurer the bottleneck? `clientBound`: the load generator's event loop or CPU was
    * saturated, so its timings include Node's own delay. `simBehind`: the simulator fell behind
-   * real time. `warnings` says so in plain words, with what to do.
+   * real time. `warnings` says so in plain words, with what to do. `clientStall`: who made the loop late.
    */
-  health?: { clientBound: boolean; simBehind: boolean; warnings: string[] };
+  health?: { clientBound: boolean; simBehind: boolean; warnings: string[]; clientStall?: import('./client-stall').ClientStall };
 }
 
 /**

@@ -56,7 +56,7 @@ describe('runLoad', () => {
     expect(r.peakInFlight).toBe(4);
     expect(r.manifest.status).toBe('complete');
     expect(r.manifest.target.model).toBe('scripted');
-    expect(seenOnDisk.every((d) => d === 0)).toBe(true); // each record was on disk before onRecord
+    expect(seenOnDisk.every((d) => d >= 0)).toBe(true); // each record was on disk before onRecord (batched: a turn's lines come together)
     expect(r.records).toHaveLength(14);
     const warm = r.records.filter((x) => x.warmup);
     expect(warm.map((x) => x.index).sort()).toEqual([0, 1]);

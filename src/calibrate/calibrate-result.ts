@@ -5,6 +5,7 @@
  * so the figures of the benchmark and of the lesson mean the same thing.
  */
 import { percentiles } from '../stats/percentile';
+import type { StallCause } from '../client-stall';
 import type { RequestRecord } from '../types';
 
 /** One pass of the calibration. */
@@ -36,6 +37,8 @@ export interface CalibrationPass {
   seconds: number;
   /** Paced: no failure and stamp error p99 ≤ the limit. Flat out: no failure. */
   keptUp: boolean;
+  /** Who made the client's loop late in the pass (src/runner/stall-blame.ts); absent in older results. */
+  stallCause?: StallCause;
 }
 
 /** What {@link calibrateClient} found. */
@@ -127,6 +130,8 @@ export interface PassContext {
   wallMs: number;
   /** Stamp error p99 limit of a paced pass, ms. */
   limitMs: number;
+  /** Who made the client's loop late in the pass, if measured. */
+  stallCause?: StallCause;
 }
 
 /** One `CalibrationPass` from its figures (rounded for display; `keptUp` judged on the unrounded p99). */
@@ -148,6 +153,7 @@ export function calibrationPass(f: PassFigures, c: PassContext): CalibrationPass
     serverCpuPercent: round(c.server.wallMs > 0 ? (c.server.cpuMs / c.server.wallMs) * 100 : NaN, 0),
     seconds: round(c.wallMs / 1000, 2),
     keptUp: f.failed === 0 && (c.mode === 'flat-out' || p99 <= c.limitMs),
+    ...(c.stallCause ? { stallCause: c.stallCause } : {}),
   };
 }
 
@@ -200,7 +206,16 @@ export function calibrationVerdict(c: Omit<ClientCalibration, 'verdict'>): strin
         (c.keptUpTo ? ` At ${streams(c.keptUpTo.concurrency)} it kept up.` : ''),
     );
     const pass = c.passes.find((p) => p.mode === 'paced' && p.concurrency === c.fellBehindAt?.concurrency);
-    if (pass && pass.clientCpuPercent < 50) {
+    const cause = pass?.stallCause;
+    if (pass && cause && cause !== 'none') {
+      parts.push(
+        cause === 'other-processes'
+          ? `The client waited without working while it was late (${f0(pass.clientCpuPercent)} % of a core), so the delay came ` +
+              `from other programs taking the CPU (or too few cores), not from parsing: close them and calibrate again.`
+          : `The delay was the client's own ${cause === 'gc' ? 'garbage collection' : 'work'} (${f0(pass.clientCpuPercent)} % ` +
+              `of a core): run fewer streams per process, or give the client a core of its own.`,
+      );
+    } else if (pass && pass.clientCpuPercent < 50) {
       parts.push(
         `The client itself used only ${f0(pass.clientCpuPercent)} % of a core in that pass, so the delay came from other ` +
           `programs taking the CPU (or too few cores), not from parsing: close them and calibrate again.`,

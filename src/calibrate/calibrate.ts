@@ -184,5 +184,6 @@ async function runPass(
     server,
     wallMs,
     limitMs: p.limit,
+    ...(h.stall ? { stallCause: h.stall.cause } : {}),
   });
 }

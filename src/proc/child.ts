@@ -1,6 +1,7 @@
 /**
  * One way to run a helper process (the simulator, the null server, benchmark and test servers):
- * `node --import tsx <entry> …args`, wait for its ready line, stop it later.
+ * `node --import tsx <entry> …args` (or `node dist/<entry>.js …args` when dist/ holds a fresh build
+ * of an entry under src/, see ./dist), wait for its ready line, stop it later.
  *
  * Ready-line protocol: once it serves, the child prints ONE line `<marker> <payload>` on stdout
  * (e.g. `LOADLAB_SIM_LISTENING http://127.0.0.1:40123`); {@link spawnChild} resolves with the
@@ -28,6 +29,7 @@ import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../paths';
+import { builtEntry } from './dist';
 import { waitPortFree } from './port';
 import { signalGroup, waitGroupGone } from './process-group';
 
@@ -118,7 +120,10 @@ export function spawnChild(opts: SpawnChildOptions): Promise<ChildHandle> {
   const root = packageRoot();
   const name = opts.name ?? 'the child process';
   const entry = isAbsolute(opts.entry) ? opts.entry : join(root, opts.entry);
-  const proc = spawn(process.execPath, ['--import', tsxLoaderUrl(root), entry, ...(opts.args ?? [])], {
+  // The bundled entry when dist/ is fresh (no TypeScript compiled at start, see ./dist), else the source through tsx.
+  const built = builtEntry(entry, root);
+  const head = built ? [built] : ['--import', tsxLoaderUrl(root), entry];
+  const proc = spawn(process.execPath, [...head, ...(opts.args ?? [])], {
     cwd: root,
     detached: true,
     env: { ...process.env, ...opts.env, [PARENT_WATCH_ENV]: '1' },

@@ -5,7 +5,7 @@
  * ```
  * data/<lesson>/<name>-<YYYYMMDD-HHMMSS>-<4 hex>/
  *   manifest.json   written at creation (status 'running') and at the end; atomic
- *   requests.jsonl  one line appended as each request finishes
+ *   requests.jsonl  a line per finished request (`appendSoon`: batched per loop turn, ./batched-appender)
  *   summary.json    written atomically by finish(); its presence + status 'complete' = complete run
  *   .lock           pid of the writing process while the run is open
  * ```
@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { RequestRecord, RunSummary } from '../types';
 import { openLineAppender, writeJsonAtomic, type LineAppender } from './atomic';
+import { closeAppender, openBatchedAppender, type BatchedAppender } from './batched-appender';
 import { isRunComplete, prepareRunDir, releaseLock } from './folder';
 import { loadlabVersion, makeClock, redact, timeStamp, type ManifestInput, type RunManifest } from './manifest';
 
@@ -34,7 +35,7 @@ export interface CreateRunOptions {
   replace?: boolean;
 }
 
-/** Handle on an open run folder. All writes are synchronous and crash-safe. */
+/** Handle on an open run folder. All writes are crash-safe; all but `appendSoon` are synchronous. */
 export interface RunWriter {
   readonly dir: string;
   readonly runId: string;
@@ -42,6 +43,13 @@ export interface RunWriter {
   readonly manifest: RunManifest;
   /** Append one finished request to `requests.jsonl` (one whole line, on disk when this returns). */
   append(record: RequestRecord): void;
+  /**
+   * Queue one finished request for `requests.jsonl`: written with the others of this event-loop turn in
+   * one write (≈ 0.25 ms of stringifying per turn). `onWritten` runs once its line is on disk. Keeps order.
+   */
+  appendSoon(record: RequestRecord, onWritten?: () => void): void;
+  /** Write every queued record now (synchronous). `finish` and `abort` flush first. */
+  flush(): void;
   /**
    * End the run: `summary.json` atomically, then the manifest with `patch` merged, status
    * `'complete'` and `endedAt`; closes files and removes the lock.
@@ -124,7 +132,7 @@ function startFiles(
   input: ManifestInput,
   stamp: string,
   notes: string[],
-): { manifest: RunManifest; requests: LineAppender } {
+): { manifest: RunManifest; requests: BatchedAppender } {
   try {
     const manifest = redact({
       schema: 1,
@@ -141,7 +149,7 @@ function startFiles(
       status: 'running',
     } as RunManifest);
     writeJsonAtomic(path.join(dir, 'manifest.json'), manifest);
-    return { manifest, requests: openLineAppender(path.join(dir, 'requests.jsonl')) };
+    return { manifest, requests: openBatchedAppender(path.join(dir, 'requests.jsonl')) };
   } catch (err) {
     releaseLock(lockFile);
     throw err;
@@ -154,7 +162,7 @@ function makeWriter(
   lockFile: string,
   moved: string | undefined,
   first: RunManifest,
-  requests: LineAppender,
+  requests: BatchedAppender,
 ): RunWriter {
   let manifest = first;
   const extras = new Map<string, LineAppender>();
@@ -163,10 +171,11 @@ function makeWriter(
     if (closed) throw new Error(`run ${dir} is already ${manifest.status}; ${what} needs a new createRun()`);
   };
   const end = (patch: Partial<RunManifest> | undefined, status: RunManifest['status']) => {
-    manifest = redact({ ...manifest, ...patch, schema: 1, runId: manifest.runId, status, endedAt: new Date().toISOString() });
+    const lost = closeAppender(requests); // every queued record on disk before the manifest says how the run ended
+    const p = lost ? { ...patch, notes: [...(patch?.notes ?? manifest.notes ?? []), lost] } : patch;
+    manifest = redact({ ...manifest, ...p, schema: 1, runId: manifest.runId, status, endedAt: new Date().toISOString() });
     writeJsonAtomic(path.join(dir, 'manifest.json'), manifest);
     closed = true;
-    requests.close();
     for (const a of extras.values()) a.close();
     open.delete(path.resolve(dir));
     releaseLock(lockFile);
@@ -187,9 +196,18 @@ function makeWriter(
     append(record) {
       ensureOpen('append()');
       requests.append(record);
+      requests.flush();
+    },
+    appendSoon(record, onWritten) {
+      ensureOpen('appendSoon()');
+      requests.append(record, onWritten);
+    },
+    flush() {
+      requests.flush();
     },
     finish(summary, patch) {
       ensureOpen('finish()');
+      requests.flush(); // a write error throws here, before the run is marked complete
       writeJsonAtomic(path.join(dir, 'summary.json'), summary);
       end(patch, 'complete');
     },

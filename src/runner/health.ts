@@ -10,6 +10,8 @@
  *   resolution is subtracted); p50/p99/max over the run, ms.
  * - CPU: `process.cpuUsage()` user + system over the run's wall time, percent of one core
  *   (JavaScript runs on one core; GC and libuv threads can push it past 100).
+ * - stall: who made the loop late, this process's work, garbage collection or other processes
+ *   (`./stall-blame`); the warning names it.
  * The simulator reports its own clock discipline (`loadlab:sim_step_lateness_seconds`);
  * {@link assessSimLateness} turns its p99 into the same kind of verdict.
  */
@@ -20,6 +22,9 @@ import { serverRoot, type TargetAuth } from '../client/url';
 import { httpGet } from '../client/http-get';
 import { parsePrometheus, type MetricFamily } from '../observe/prometheus';
 import { simLatenessMs } from '../observe/vllm-metrics';
+import { startStallWatch, stallSentence, type ClientStall } from './stall-blame';
+
+export type { ClientStall, StallCause } from './stall-blame';
 
 /** Client health over a run (all times ms). */
 export interface ClientHealth {
@@ -38,6 +43,8 @@ export interface ClientHealth {
   loadAverage1m: number;
   /** Logical cores of the machine. */
   cores: number;
+  /** Who made the loop late: own CPU, GC or other processes (`./stall-blame`); absent in runs saved before it. */
+  stall?: ClientStall;
   /** True when a threshold was crossed: the timings include the client's own delay. */
   clientBound: boolean;
   /** Why, in plain words (empty when healthy). */
@@ -80,6 +87,7 @@ export interface ClientHealthWatch {
 export function startClientHealth(thresholds: Partial<HealthThresholds> = {}): ClientHealthWatch {
   const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   h.enable();
+  const stall = startStallWatch();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let result: ClientHealth | undefined;
@@ -87,6 +95,7 @@ export function startClientHealth(thresholds: Partial<HealthThresholds> = {}): C
     stop() {
       if (result) return result;
       h.disable();
+      const stalled = stall.stop();
       const cpu = process.cpuUsage(cpu0);
       const wallMs = performance.now() - t0;
       // Samples are whole intervals (≈ 10 ms + delay); the delay is what exceeds the interval.
@@ -103,6 +112,7 @@ export function startClientHealth(thresholds: Partial<HealthThresholds> = {}): C
         cpuPercentOfOneCore: wallMs > 0 ? ((cpuUserMs + cpuSystemMs) / wallMs) * 100 : 0,
         loadAverage1m: loadavg()[0] ?? 0,
         cores: cpus().length,
+        stall: stalled,
       };
       result = { ...numbers, ...assessClientHealth(numbers, thresholds) };
       return result;
@@ -124,15 +134,17 @@ export function assessClientHealth(
   const reasons: string[] = [];
   const cpu = h.cpuPercentOfOneCore;
   if (h.eventLoopDelayP99Ms > t.delayP99Ms) {
-    // Little CPU of our own but a late loop: other programs took the cores.
-    const starved =
-      h.wallMs >= MIN_WALL_FOR_CPU_MS && cpu < 50
+    // With the stall attribution: name its cause. Without (numbers saved before it): little CPU of
+    // our own but a late loop reads as other programs taking the cores.
+    const starved = h.stall
+      ? ` ${stallSentence(h.stall, cpu, h.cores)}`
+      : h.wallMs >= MIN_WALL_FOR_CPU_MS && cpu < 50
         ? ` This process used only ${Math.round(cpu)} % of a core, so other programs took the CPU` +
           (h.cores > 0 ? ` (load average ${f1(h.loadAverage1m)} on ${h.cores} cores).` : '.')
         : '';
     reasons.push(
       `The load generator was the bottleneck: event-loop delay p99 ${f1(h.eventLoopDelayP99Ms)} ms > ${t.delayP99Ms} ms` +
-        ` (max ${f1(h.eventLoopDelayMaxMs)} ms). Its timings include Node's own delay.${starved} ${ADVICE}`,
+        ` (max ${f1(h.eventLoopDelayMaxMs)} ms). Its timings include Node's own delay.${starved}${h.stall ? '' : ` ${ADVICE}`}`,
     );
   }
   if (h.wallMs >= MIN_WALL_FOR_CPU_MS && cpu > t.cpuPercent) {

@@ -27,6 +27,7 @@ export function runSummary(records: readonly RequestRecord[], slo: Slo | undefin
       clientBound: seen.clientHealth.clientBound,
       simBehind: seen.simLateness?.simBehind ?? false,
       warnings: [...seen.clientHealth.reasons, ...(seen.simLateness?.reasons ?? [])],
+      ...(seen.clientHealth.stall ? { clientStall: seen.clientHealth.stall } : {}),
     },
   };
 }

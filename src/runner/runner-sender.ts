@@ -1,7 +1,7 @@
 /**
- * Sends one request of a run and keeps what it measured: the record is kept in memory, appended
- * to `requests.jsonl` (before the caller hears of it), counted by the progress line, then passed
- * to the caller's `onRecord`. Tracks requests in flight, their peak, and how many were sent.
+ * Sends one request of a run and keeps what it measured: the record is kept in memory, counted by
+ * the progress line, queued for `requests.jsonl` (written in a batch at the end of this event-loop
+ * turn) and passed to the caller's `onRecord` once its line is on disk. Tracks requests in flight, their peak, and how many were sent.
  */
 
 import { randomBytes } from 'node:crypto';
@@ -52,15 +52,19 @@ export function createRunSender(o: RunSenderOptions): RunSender {
   let sent = 0;
   let callbackError: unknown;
 
-  const keep = (record: RequestRecord) => {
-    records.push(record);
-    o.writer?.append(record);
-    o.progress.record(record.ok, record.ttftMs, record.warmup);
+  const tell = (record: RequestRecord) => {
     try {
       o.onRecord?.(record);
     } catch (err) {
       callbackError ??= err;
     }
+  };
+  const keep = (record: RequestRecord) => {
+    records.push(record);
+    o.progress.record(record.ok, record.ttftMs, record.warmup);
+    // Batched (one write per event-loop turn, stringified then): a wave of records never stalls the loop.
+    if (o.writer) o.writer.appendSoon(record, () => tell(record));
+    else tell(record);
   };
   const fire: RunSender['fire'] = async (index, spec, intendedStartMs, isWarmup, turn) => {
     if (o.signal.aborted) return undefined;

@@ -131,7 +131,9 @@ def sim_children(kernel_pid):
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
         except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
             continue
-        if ppid == kernel_pid and "src/sim/main.ts" in cmd and alive(int(entry)):
+        # the simulator runs from its source through tsx, or from dist/ when a fresh build exists
+        is_sim = "src/sim/main.ts" in cmd or "dist/sim/main.js" in cmd
+        if ppid == kernel_pid and is_sim and alive(int(entry)):
             pids.append(int(entry))
     return pids
 

@@ -1,0 +1,101 @@
+/**
+ * Start-up cost of `loadlab` and of the simulator, from dist/ (bundled JavaScript, bin/build-dist.js)
+ * and from the TypeScript sources through tsx (`LOADLAB_NO_DIST=1`, or the `.ts` entry):
+ * - `loadlab --help`, `loadlab run --help`: CPU (user + system) of the whole process, from
+ *   `/usr/bin/time -f "%U %S"` (10 ms resolution), and wall time;
+ * - the simulator: wall time until its ready line, and its CPU at that moment (/proc/<pid>/stat).
+ * Each case runs `--reps` times (default 5); the median and the minimum are printed with the load
+ * average beside them. Target (issue #16): `loadlab --help` ≤ 150 ms CPU.
+ *
+ *   npx tsx bench/startup.ts [--reps 5]
+ */
+
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fromRoot } from '../src/paths';
+import { distProblem } from '../src/proc/dist';
+import { tsxLoaderUrl } from '../src/proc/child';
+import { loadLine } from './common';
+
+const TIME = '/usr/bin/time';
+const TICK_MS = 10; // USER_HZ = 100 on Linux
+
+interface Sample {
+  cpuMs: number;
+  wallMs: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** CPU and wall time of one whole `node bin/loadlab.js …args` process. */
+function timeCli(args: string[], noDist: boolean): Sample {
+  const t0 = performance.now();
+  const r = spawnSync(TIME, ['-f', '%U %S', process.execPath, fromRoot('bin', 'loadlab.js'), ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, LOADLAB_NO_DIST: noDist ? '1' : '0' },
+  });
+  const wallMs = performance.now() - t0;
+  const last = r.stderr.trim().split('\n').pop() ?? '';
+  const [u, s] = last.split(' ').map(Number);
+  if (!Number.isFinite(u + s)) throw new Error(`could not read ${TIME}'s output: ${r.stderr.slice(-300)}`);
+  return { cpuMs: (u + s) * 1000, wallMs };
+}
+
+/** CPU (utime + stime) of a live process from /proc/<pid>/stat, ms. */
+function procCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // fields 14 and 15 of stat(5)
+}
+
+/** Wall time until the simulator's ready line and its CPU then; the process is killed afterwards. */
+function timeSim(fromDist: boolean): Promise<Sample> {
+  const head = fromDist ? [fromRoot('dist', 'sim', 'main.js')] : ['--import', tsxLoaderUrl(), fromRoot('src', 'sim', 'main.ts')];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...head, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
+      out += d;
+      if (!out.includes('LOADLAB_SIM_LISTENING')) return;
+      const wallMs = performance.now() - t0;
+      const cpuMs = procCpuMs(child.pid!);
+      child.kill('SIGKILL');
+      child.once('exit', () => resolve({ cpuMs, wallMs }));
+    });
+    child.once('exit', (code) => (out.includes('LOADLAB_SIM_LISTENING') ? undefined : reject(new Error(`sim exited ${code}`))));
+  });
+}
+
+async function row(label: string, reps: number, one: () => Sample | Promise<Sample>): Promise<void> {
+  const xs: Sample[] = [];
+  for (let i = 0; i < reps; i++) xs.push(await one());
+  const cpu = xs.map((x) => x.cpuMs);
+  const wall = xs.map((x) => x.wallMs);
+  console.log(
+    `  ${label.padEnd(38)} CPU median ${median(cpu).toFixed(0).padStart(4)} ms (min ${Math.min(...cpu).toFixed(0)})` +
+      `  wall median ${median(wall).toFixed(0).padStart(4)} ms   (${loadLine()})`,
+  );
+}
+
+async function main(): Promise<void> {
+  const repsAt = process.argv.indexOf('--reps');
+  const reps = repsAt > 0 ? Number(process.argv[repsAt + 1]) : 5;
+  if (!(Number.isInteger(reps) && reps >= 1)) throw new Error(`--reps must be an integer ≥ 1, got ${process.argv[repsAt + 1]}`);
+  if (!existsSync(TIME)) throw new Error(`${TIME} is missing (Debian: apt-get install time); it measures the CLI's CPU`);
+  const problem = distProblem();
+  console.log(`start-up, ${reps} runs each; dist/: ${problem ?? 'fresh'}`);
+  for (const noDist of problem === undefined ? [false, true] : [true]) {
+    const how = noDist ? 'tsx (sources)' : 'dist/';
+    await row(`loadlab --help, ${how}`, reps, () => timeCli(['--help'], noDist));
+    await row(`loadlab run --help, ${how}`, reps, () => timeCli(['run', '--help'], noDist));
+    await row(`simulator ready, ${how}`, reps, () => timeSim(!noDist));
+  }
+  console.log(`  target: loadlab --help ≤ 150 ms CPU (issue #16). CPU from ${TIME} (10 ms ticks); sim CPU at its ready line.`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+});

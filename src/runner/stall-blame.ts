@@ -1,0 +1,191 @@
+/**
+ * Who made the client's event loop late: this process's own work, garbage collection, or other
+ * processes (issue #16). A late loop inflates TTFT and ITL with Node's delay; what to do about it
+ * depends on the cause (fewer streams per process; less garbage; close other programs), so the
+ * verdict must not guess it from the run's average CPU alone.
+ *
+ * How: a 10 ms ticker reads, for every interval, its own lateness (wall time beyond 10 ms),
+ * this process's CPU in that interval (`process.cpuUsage`) and the GC pauses that fell in it
+ * (`perf_hooks` PerformanceObserver `gc` entries). Each interval late by more than
+ * {@link LATE_TICK_MS} is classified by {@link classifyTick}:
+ * - `gc`: GC pauses cover at least half of the lateness;
+ * - `own-cpu`: the process was on the CPU for at least 60 % of the lateness (its own work blocked the loop);
+ * - `other-processes`: it was waiting, not working: the kernel ran something else (on this
+ *   machine that includes the simulator, when it runs here), or the VM's host did (steal).
+ * The run's cause is the one with the most late milliseconds. Beside it: the 1-minute load
+ * average minus this process's share (its CPU in cores), and the CPU steal from `/proc/stat`
+ * where readable. `process.cpuUsage` counts every thread of the process (libuv pool, GC helpers),
+ * so a busy helper thread can make a descheduled main thread read as `own-cpu`.
+ */
+
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
+import type { ClientStall, StallCause } from '../client-stall';
+
+export type { ClientStall, StallCause } from '../client-stall';
+
+/** One interval of the ticker, ms. */
+export interface TickReading {
+  /** Wall time beyond the 10 ms interval. */
+  lateMs: number;
+  /** This process's CPU (user + system) in the interval. */
+  cpuMs: number;
+  /** GC pauses that started in the interval. */
+  gcMs: number;
+}
+
+/** A tick later than this counts toward the blame, ms. */
+export const LATE_TICK_MS = 1;
+const TICK_MS = 10;
+/** Share of the lateness the process must have been on the CPU for the stall to be its own. */
+const OWN_CPU_SHARE = 0.6;
+
+/** The cause of one late interval (see the module comment). Pure. */
+export function classifyTick(t: TickReading): Exclude<StallCause, 'none'> {
+  if (t.gcMs >= 0.5 * t.lateMs) return 'gc';
+  if (t.cpuMs >= OWN_CPU_SHARE * t.lateMs) return 'own-cpu';
+  return 'other-processes';
+}
+
+/** Add one interval to `lateMs` (only when later than {@link LATE_TICK_MS}). Pure apart from `lateMs`. */
+export function addTick(lateMs: ClientStall['lateMs'], t: TickReading): void {
+  if (!(t.lateMs > LATE_TICK_MS)) return;
+  const late = t.lateMs - LATE_TICK_MS;
+  const cause = classifyTick(t);
+  if (cause === 'gc') lateMs.gc += late;
+  else if (cause === 'own-cpu') lateMs.ownCpu += late;
+  else lateMs.otherProcesses += late;
+}
+
+/** The cause with the most late ms (`none` when nothing was late). Pure. */
+export function stallCause(lateMs: ClientStall['lateMs']): StallCause {
+  const ranked: [StallCause, number][] = [
+    ['own-cpu', lateMs.ownCpu],
+    ['gc', lateMs.gc],
+    ['other-processes', lateMs.otherProcesses],
+  ];
+  ranked.sort((a, b) => b[1] - a[1]);
+  return ranked[0][1] > 0 ? ranked[0][0] : 'none';
+}
+
+/** `[steal, total]` jiffies of all CPUs from `/proc/stat`, or undefined where unreadable. */
+function readSteal(): [number, number] | undefined {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    if (cpu.length < 8 || cpu.some((x) => !Number.isFinite(x))) return undefined;
+    return [cpu[7], cpu.reduce((s, x) => s + x, 0)];
+  } catch {
+    return undefined;
+  }
+}
+
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+/** A running stall watch; `stop()` may be called more than once (later calls return the first result). */
+export interface StallWatch {
+  stop(): ClientStall;
+}
+
+/** Start the 10 ms ticker, the GC observer and the steal and load readings (see the module comment). */
+export function startStallWatch(): StallWatch {
+  const lateMs = { ownCpu: 0, gc: 0, otherProcesses: 0 };
+  const gcPauses: { startMs: number; ms: number }[] = [];
+  let gcCount = 0;
+  let gcTotal = 0;
+  let gcMax = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gcCount++;
+      gcTotal += e.duration;
+      gcMax = Math.max(gcMax, e.duration);
+      gcPauses.push({ startMs: e.startTime, ms: e.duration });
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const steal0 = readSteal();
+  const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  const loads: number[] = [loadavg()[0] ?? 0];
+  let lastT = t0;
+  let lastCpu = cpu0;
+  let ticks = 0;
+  // GC entries reach the observer after the pause, so an interval is judged one tick later.
+  let pending: { fromMs: number; toMs: number; lateMs: number; cpuMs: number } | undefined;
+  const judgePending = () => {
+    if (!pending) return;
+    const { fromMs, toMs } = pending;
+    const gcMs = gcPauses.filter((g) => g.startMs >= fromMs && g.startMs < toMs).reduce((sum, g) => sum + g.ms, 0);
+    addTick(lateMs, { lateMs: pending.lateMs, cpuMs: pending.cpuMs, gcMs });
+    pending = undefined;
+  };
+  const timer = setInterval(() => {
+    const t = performance.now();
+    const cpu = process.cpuUsage();
+    judgePending();
+    const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+    if (t - lastT - TICK_MS > LATE_TICK_MS) pending = { fromMs: lastT, toMs: t, lateMs: t - lastT - TICK_MS, cpuMs };
+    if (gcPauses.length > 256) gcPauses.splice(0, gcPauses.length - 64);
+    if (++ticks % 100 === 0) loads.push(loadavg()[0] ?? 0);
+    lastT = t;
+    lastCpu = cpu;
+  }, TICK_MS);
+  timer.unref();
+  let result: ClientStall | undefined;
+  return {
+    stop() {
+      if (result) return result;
+      clearInterval(timer);
+      judgePending();
+      observer.disconnect();
+      const wallMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      const ourCores = wallMs > 0 ? (cpu.user + cpu.system) / 1000 / wallMs : 0;
+      const meanLoad = loads.reduce((s, x) => s + x, 0) / loads.length;
+      const steal1 = readSteal();
+      const dTotal = steal0 && steal1 ? steal1[1] - steal0[1] : 0;
+      result = {
+        cause: stallCause(lateMs),
+        lateMs: { ownCpu: r2(lateMs.ownCpu), gc: r2(lateMs.gc), otherProcesses: r2(lateMs.otherProcesses) },
+        gcCount,
+        gcPauseTotalMs: r2(gcTotal),
+        gcPauseMaxMs: r2(gcMax),
+        othersLoad1m: r2(Math.max(0, meanLoad - ourCores)),
+        ...(steal0 && steal1 && dTotal > 0 ? { stealPercent: r2(((steal1[0] - steal0[0]) / dTotal) * 100) } : {}),
+      };
+      return result;
+    },
+  };
+}
+
+const f1 = (x: number) => x.toFixed(1);
+
+/**
+ * One sentence naming the cause of a late loop, with the split of its lateness and the numbers behind
+ * it, e.g. "Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms:
+ * 10.0 own work, 95.0 GC, 0.0 waiting for the CPU)." Pure.
+ * @param cpuPercent this process's CPU over the run, % of one core; `cores` of the machine.
+ */
+export function stallSentence(s: ClientStall, cpuPercent: number, cores: number): string {
+  const gc = `${s.gcCount} GC pauses, ${f1(s.gcPauseTotalMs)} ms in all, the longest ${f1(s.gcPauseMaxMs)} ms`;
+  const steal = s.stealPercent !== undefined ? `, CPU steal ${f1(s.stealPercent)} %` : '';
+  const others = `${f1(s.othersLoad1m)} of the load average on ${cores} cores was not this process${steal}`;
+  const { ownCpu, gc: gcLate, otherProcesses } = s.lateMs;
+  const split = `late ms: ${f1(ownCpu)} own work, ${f1(gcLate)} GC, ${f1(otherProcesses)} waiting for the CPU`;
+  switch (s.cause) {
+    case 'gc':
+      return `Cause: garbage collection (${gc}; ${split}). Run fewer streams per process, or shorter runs.`;
+    case 'own-cpu':
+      return (
+        `Cause: this process's own work (${split}; ${Math.round(cpuPercent)} % of a core over the run). ` +
+        'Run fewer streams per process.'
+      );
+    case 'other-processes':
+      return (
+        `Cause: other processes took the CPU (${split}; ${others}). ` +
+        'The simulator counts when it runs on this machine. Close other busy programs.'
+      );
+    default:
+      return `Cause not found: no 10 ms interval was late by more than ${LATE_TICK_MS} ms (${gc}; ${others}).`;
+  }
+}

@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { calibrationVerdict } from '../src/calibrate/calibrate-result';
+import { assessClientHealth, type ClientHealthNumbers } from '../src/runner/health';
+import {
+  addTick,
+  classifyTick,
+  LATE_TICK_MS,
+  stallCause,
+  stallSentence,
+  startStallWatch,
+  type ClientStall,
+} from '../src/runner/stall-blame';
+
+const quiet: ClientStall = {
+  cause: 'none',
+  lateMs: { ownCpu: 0, gc: 0, otherProcesses: 0 },
+  gcCount: 12,
+  gcPauseTotalMs: 8,
+  gcPauseMaxMs: 1.5,
+  othersLoad1m: 0.4,
+  stealPercent: 0.5,
+};
+
+const late: ClientHealthNumbers = {
+  eventLoopDelayP50Ms: 0.3,
+  eventLoopDelayP99Ms: 9.8,
+  eventLoopDelayMaxMs: 30,
+  cpuUserMs: 500,
+  cpuSystemMs: 40,
+  wallMs: 2000,
+  cpuPercentOfOneCore: 27,
+  loadAverage1m: 0.9,
+  cores: 2,
+};
+
+describe('classifyTick (pure)', () => {
+  it('GC covering half the lateness is GC, even though GC time is CPU time', () => {
+    expect(classifyTick({ lateMs: 10, cpuMs: 12, gcMs: 5 })).toBe('gc');
+    expect(classifyTick({ lateMs: 10, cpuMs: 12, gcMs: 4 })).toBe('own-cpu');
+  });
+
+  it('on the CPU for most of the lateness is our own work; waiting without working is other processes', () => {
+    expect(classifyTick({ lateMs: 10, cpuMs: 6, gcMs: 0 })).toBe('own-cpu');
+    expect(classifyTick({ lateMs: 10, cpuMs: 2.7, gcMs: 0 })).toBe('other-processes');
+    expect(classifyTick({ lateMs: 50, cpuMs: 0, gcMs: 0 })).toBe('other-processes');
+  });
+});
+
+describe('addTick and stallCause (pure)', () => {
+  it('sums only the lateness beyond the threshold, by cause; the biggest sum is the cause', () => {
+    const sums = { ownCpu: 0, gc: 0, otherProcesses: 0 };
+    addTick(sums, { lateMs: LATE_TICK_MS, cpuMs: 0, gcMs: 0 }); // not late enough
+    addTick(sums, { lateMs: 0.2, cpuMs: 9, gcMs: 0 });
+    expect(stallCause(sums)).toBe('none');
+    addTick(sums, { lateMs: 11, cpuMs: 11, gcMs: 0 }); // 10 ms own
+    addTick(sums, { lateMs: 5, cpuMs: 5, gcMs: 5 }); // 4 ms GC
+    addTick(sums, { lateMs: 8, cpuMs: 1, gcMs: 0 }); // 7 ms others
+    addTick(sums, { lateMs: 7, cpuMs: 0.5, gcMs: 0 }); // 6 ms others
+    expect(sums).toEqual({ ownCpu: 10, gc: 4, otherProcesses: 13 });
+    expect(stallCause(sums)).toBe('other-processes');
+  });
+});
+
+describe('the verdict names the cause', () => {
+  it('the issue #16 case: 27 % of a core, load 0.9, but the loop was late from its own work', () => {
+    const stall: ClientStall = { ...quiet, cause: 'own-cpu', lateMs: { ownCpu: 120, gc: 6, otherProcesses: 3 } };
+    const v = assessClientHealth({ ...late, stall });
+    expect(v.clientBound).toBe(true);
+    expect(v.reasons[0]).not.toContain('other programs took the CPU');
+    expect(v.reasons[0]).toContain(
+      "Cause: this process's own work (late ms: 120.0 own work, 6.0 GC, 3.0 waiting for the CPU; 27 % of a core over the run).",
+    );
+  });
+
+  it('garbage collection, with its pauses', () => {
+    const stall: ClientStall = { ...quiet, cause: 'gc', gcCount: 41, gcPauseTotalMs: 130.24, gcPauseMaxMs: 12.5 };
+    stall.lateMs = { ownCpu: 10, gc: 95, otherProcesses: 0 };
+    expect(assessClientHealth({ ...late, stall }).reasons[0]).toContain(
+      'Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms: 10.0 own work, 95.0 GC, 0.0 waiting',
+    );
+  });
+
+  it('other processes, with the load that was not ours and the steal', () => {
+    const stall: ClientStall = { ...quiet, cause: 'other-processes', othersLoad1m: 2.61, stealPercent: 7.25 };
+    stall.lateMs = { ownCpu: 1, gc: 0, otherProcesses: 80 };
+    const text = assessClientHealth({ ...late, loadAverage1m: 2.9, stall }).reasons[0];
+    expect(text).toContain('Cause: other processes took the CPU (late ms: 1.0 own work, 0.0 GC, 80.0 waiting for the CPU;');
+    expect(text).toContain('2.6 of the load average on 2 cores was not this process, CPU steal 7.3 %');
+    const { stealPercent: _, ...noSteal } = stall;
+    expect(stallSentence(noSteal, 27, 2)).not.toContain('steal');
+  });
+
+  it('says when no cause was found, and a healthy run has no reasons', () => {
+    expect(stallSentence(quiet, 27, 2)).toMatch(/^Cause not found: no 10 ms interval was late by more than 1 ms/);
+    expect(assessClientHealth({ ...late, eventLoopDelayP99Ms: 1, stall: quiet })).toEqual({ clientBound: false, reasons: [] });
+  });
+});
+
+describe('startStallWatch (real)', () => {
+  it('a loop blocked by allocation is late, its GC pauses are counted, and the lateness is blamed on something', async () => {
+    const w = startStallWatch();
+    let keep: unknown[] = [];
+    for (let block = 0; block < 6; block++) {
+      const until = performance.now() + 40;
+      while (performance.now() < until) {
+        keep.push({ a: new Array(64).fill(block), s: `x${block}${keep.length}` });
+        if (keep.length > 50_000) keep = [];
+      }
+      await new Promise((r) => setTimeout(r, 15)); // let the ticker and the GC observer run
+    }
+    const s = w.stop();
+    expect(s.gcCount).toBeGreaterThan(0);
+    expect(s.gcPauseTotalMs).toBeGreaterThanOrEqual(s.gcPauseMaxMs);
+    expect(s.lateMs.ownCpu + s.lateMs.gc + s.lateMs.otherProcesses).toBeGreaterThan(0);
+    expect(s.cause).not.toBe('none');
+    expect(s.othersLoad1m).toBeGreaterThanOrEqual(0);
+    expect(w.stop()).toBe(s);
+  });
+});
+
+describe('the calibration verdict names the cause of a pass that fell behind', () => {
+  const pass = (clientCpuPercent: number, stallCause?: ClientStall['cause']) => ({
+    mode: 'paced' as const,
+    concurrency: 64,
+    gapMs: 10,
+    offeredEventsPerSec: 6400,
+    eventsPerSec: 6000,
+    events: 6000,
+    failed: 0,
+    stampErrorP50Ms: 2,
+    stampErrorP99Ms: 9,
+    stampErrorMaxMs: 12,
+    eventLoopDelayP99Ms: 8,
+    clientCpuPercent,
+    serverCpuPercent: 20,
+    seconds: 1,
+    keptUp: false,
+    ...(stallCause ? { stallCause } : {}),
+  });
+  const verdict = (p: ReturnType<typeof pass>) =>
+    calibrationVerdict({
+      passes: [p],
+      ceilingEventsPerSec: 6000,
+      ok: false,
+      stampLimitMs: 2,
+      clockOffsetMs: 0,
+      startupSeconds: 0.5,
+      wallSeconds: 2,
+      cores: 2,
+      loadAverage1m: 1,
+      serverPid: 1,
+      fellBehindAt: { concurrency: 64, eventsPerSec: 6000, stampErrorP99Ms: 9 },
+    });
+
+  it("low CPU is no longer read as other programs when the stalls were the client's own", () => {
+    expect(verdict(pass(27, 'own-cpu'))).toContain("The delay was the client's own work (27 % of a core)");
+    expect(verdict(pass(27, 'own-cpu'))).not.toContain('other programs');
+    expect(verdict(pass(27, 'gc'))).toContain("The delay was the client's own garbage collection (27 % of a core)");
+    expect(verdict(pass(27, 'other-processes'))).toContain('so the delay came from other programs taking the CPU');
+    expect(verdict(pass(27))).toContain('other programs taking the CPU'); // older results: the CPU heuristic
+  });
+});
