@@ -154,6 +154,7 @@ export { runLoad, type RunLoadOptions, type RunResult } from './runner/runner';
 export type { DurationStopRule } from './runner/runner-stop';
 export { formatProgress, type Progress } from './runner/progress';
 export { assessClientHealth, type ClientHealth } from './runner/health';
+export type { ClientStall, StallCause } from './client-stall';
 export {
   calibrateClient,
   calibrationVerdict,
@@ -165,7 +166,6 @@ export {
 
 // Sweeps: one run per load point, the knee, saturation and capacity under SLOs.
 export { runSweep, type RunSweepOptions, type PointJob } from './sweep/run-sweep';
-export { runLoadPoints, type LoadPoints } from './sweep/load-points';
 export { readSweepFile, analyseSweep, type SweepFile } from './sweep/sweep-file';
 export type { SweepPoint } from './sweep/point';
 

@@ -37,7 +37,14 @@ export function calibrationSentences(cal: Omit<ClientCalibration, 'verdict'>): s
         (cal.keptUpTo ? `（${cal.keptUpTo.concurrency} 路时跟得上。）` : ''),
     );
     const behind = paced.find((p) => p.concurrency === b.concurrency);
-    if (behind && behind.clientCpuPercent < 50) {
+    const cause = behind?.stallCause;
+    if (behind && cause && cause !== 'none') {
+      out.push(
+        cause === 'other-processes'
+          ? `落后的时候客户端在等 CPU 而不是在干活（只用了一个核的 ${behind.clientCpuPercent}%）：是别的程序抢走了 CPU（或核太少），不是解析数据。关掉它们再校准一次。`
+          : `落后的原因是客户端自己的${cause === 'gc' ? '垃圾回收（GC）' : '工作'}（用了一个核的 ${behind.clientCpuPercent}%）：每个进程少开几路，或给客户端单独一个核。`,
+      );
+    } else if (behind && behind.clientCpuPercent < 50) {
       out.push(
         `那一轮客户端进程自己只用了一个核的 ${behind.clientCpuPercent}%：延迟不是解析数据造成的，而是别的程序抢走了 CPU（或核太少）。关掉它们再校准一次。`,
       );
