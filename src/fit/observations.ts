@@ -1,0 +1,78 @@
+/**
+ * Turn a probe's measurement into observations of step shapes (`step-model.ts`).
+ * With `/metrics`: prefill time (`vllm:request_prefill_time_seconds`, scheduled → first token, one
+ * prefill step for a lone request) and inter-token latency (one sample per decode step,
+ * `vllm/v1/metrics/stats.py`), both timed by the engine. The API overhead is what the server's TTFT
+ * adds to queue + prefill time (`vllm:time_to_first_token_seconds` counts from the request's
+ * arrival at the API server, `vllm/v1/engine/output_processor.py`).
+ * Without `/metrics`: the client's TTFT (API overhead + network + prefill step) and TPOT.
+ * A decode wave gives one observation: the mean ITL of its clean window (`decode-window.ts`), or none.
+ */
+import { histogramMean } from '../observe/histogram';
+import type { RequestRecord } from '../types';
+import type { ProbeMeasurement } from './probe-run';
+import { decodeBatch, type Observation, prefillBatch } from './step-model';
+
+/** One estimate of the API overhead from one probe, ms. */
+export interface ApiSample {
+  probe: string;
+  ms: number;
+  samples: number;
+}
+
+const mean = (xs: readonly number[]) => (xs.length > 0 ? xs.reduce((a, x) => a + x, 0) / xs.length : NaN);
+
+/** Mean prompt tokens (server's `usage`, else the probe's target) and mean of their squares. */
+function promptStats(m: ProbeMeasurement): { p: number; p2: number } {
+  const ps = m.records.map((r) => r.promptTokens ?? m.probe.promptTokens);
+  if (ps.length === 0) return { p: m.probe.promptTokens, p2: m.probe.promptTokens ** 2 };
+  return { p: mean(ps), p2: mean(ps.map((x) => x * x)) };
+}
+
+/** Mean KV context a decode step reads: prompt + half the output + the new token (`addDecode` in cost.ts). */
+function decodeContext(p: number, outputTokens: number): number {
+  return p + outputTokens / 2 + 1;
+}
+
+/** Observations and API-overhead samples of one measurement (none when every request failed). */
+export function observationsOf(m: ProbeMeasurement): { observations: Observation[]; api: ApiSample[] } {
+  const { probe, records } = m;
+  if (records.length === 0) return { observations: [], api: [] };
+  const { p, p2 } = promptStats(m);
+  const b = probe.kind === 'prefill' ? 1 : probe.concurrency;
+  const dec = decodeBatch(b, decodeContext(p, probe.outputTokens));
+  const pf = prefillBatch(p, p2);
+  const h = m.metrics;
+  const out: Observation[] = [];
+  const api: ApiSample[] = [];
+  const push = (quantity: string, source: Observation['source'], batch: Observation['batch'], ms: number, samples: number, includesApi = false) => {
+    if (Number.isFinite(ms) && ms > 0 && samples > 0) out.push({ probe: probe.name, quantity, source, batch, includesApi, ms, samples });
+  };
+  if (probe.kind === 'decode') {
+    const w = m.window;
+    if (w) {
+      const q = w.source === 'metrics' ? 'server ITL mean, clean window' : 'client ITL mean, clean window';
+      push(q, w.source, decodeBatch(b, p + w.meanGeneratedTokens + 1), w.meanMs, w.count);
+    }
+    return { observations: out, api };
+  }
+  if (h?.itl && h.itl.count > 0) push('server ITL mean', 'metrics', dec, 1e3 * histogramMean(h.itl), h.itl.count);
+  else push('client TPOT mean', 'client', dec, mean(defined(records, (r) => r.tpotMs)), defined(records, (r) => r.tpotMs).length);
+  if (h?.prefill && h.prefill.count > 0) {
+    const prefillMs = 1e3 * histogramMean(h.prefill);
+    push('server prefill time mean', 'metrics', pf, prefillMs, h.prefill.count);
+    if (h.ttft && h.ttft.count > 0) {
+      const queueMs = h.queue && h.queue.count > 0 ? 1e3 * histogramMean(h.queue) : 0;
+      const ms = 1e3 * histogramMean(h.ttft) - queueMs - prefillMs;
+      if (Number.isFinite(ms)) api.push({ probe: probe.name, ms, samples: h.ttft.count });
+    }
+  } else {
+    const ttft = defined(records, (r) => r.ttftMs);
+    push('client TTFT mean', 'client', pf, mean(ttft), ttft.length, true);
+  }
+  return { observations: out, api };
+}
+
+function defined(records: readonly RequestRecord[], f: (r: RequestRecord) => number | undefined): number[] {
+  return records.map(f).filter((x): x is number => x !== undefined && Number.isFinite(x));
+}
