@@ -3,16 +3,16 @@
  * it, prefill chunks of late arrivals share steps with the early ones' decodes; after it, finished
  * requests shrink the batch. Inside it every step is a pure decode of the whole wave, so the mean
  * inter-token latency there is the step time of B decodes.
- * - Server (`/metrics`): scrape every ~20 ms; the window opens at the first scrape where the TTFT
+ * - Server (`/metrics`): scrape every ~30 ms; the window opens at the first scrape where the TTFT
  *   count has risen by B (every prefill done) and closes at the last scrape before the e2e count
  *   rises (nothing finished). Its ITL `_sum`/`_count` delta is exact, whatever the network does.
  * - Client: token gaps of chunks that arrived after the wave's last first token and before its
  *   first finished stream (client clock: network and client load enter).
  */
-import { histogramMean } from '../observe/histogram';
+import { type HistogramSnapshot, histogramMean } from '../observe/histogram';
 import type { MetricFamily } from '../observe/prometheus';
 import type { RequestRecord } from '../types';
-import { deltas, histograms, scrapeMetrics } from './server-scrape';
+import { deltas, histograms, type ProbeHistograms, scrapeMetrics } from './server-scrape';
 
 /** Mean inter-token latency over a clean window of a wave. */
 export interface DecodeWindow {
@@ -27,7 +27,21 @@ export interface DecodeWindow {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Poll `/metrics` while the wave runs (until `done()`), and return the clean window's ITL, if one was caught. */
+/** Steps later than `boundS` in `h` (a lateness histogram delta): the count above the largest bucket bound ≤ boundS. */
+function lateSteps(h: HistogramSnapshot | undefined, boundS: number): number {
+  if (!h) return 0;
+  let i = -1;
+  while (i + 1 < h.le.length && h.le[i + 1] <= boundS) i++;
+  return h.count - (i >= 0 ? h.counts[i] : 0);
+}
+
+/**
+ * Poll `/metrics` while the wave runs (until `done()`) and return the clean window's ITL, if one was
+ * caught. The simulator runs in real time: a step that ends more than its own duration late makes it
+ * resync to the clock, and the gap enters its ITL. So the window is summed interval by interval
+ * (between consecutive scrapes), leaving out intervals where `loadlab:sim_step_lateness_seconds`
+ * shows a step later than the interval's mean ITL. A real vLLM has no such series: nothing is left out.
+ */
 export async function serverWindow(
   baseUrl: string,
   apiKey: string | undefined,
@@ -35,24 +49,30 @@ export async function serverWindow(
   batch: number,
   done: () => boolean,
 ): Promise<DecodeWindow | undefined> {
-  let open: MetricFamily[] | undefined;
-  let close: MetricFamily[] | undefined;
   const h0 = histograms(start);
+  const snaps: ProbeHistograms[] = [];
   while (!done()) {
-    await sleep(20);
+    await sleep(30);
     const fams = await scrapeMetrics(baseUrl, apiKey);
     if (!fams) continue;
     const d = deltas(histograms(fams), h0);
     if ((d.e2e?.count ?? 0) > 0) break;
-    if (!open && (d.ttft?.count ?? 0) >= batch) open = fams;
-    else if (open) close = fams;
+    if ((d.ttft?.count ?? 0) >= batch) snaps.push(d);
   }
-  if (!open || !close) return undefined;
-  const a = deltas(histograms(open), h0).itl;
-  const b = deltas(histograms(close), h0).itl;
-  const w = b && a ? deltas({ itl: histograms(close).itl! }, { itl: histograms(open).itl! }).itl : undefined;
-  if (!w || !a || !b || w.count <= 0) return undefined;
-  return { source: 'metrics', count: w.count, meanMs: 1e3 * histogramMean(w), meanGeneratedTokens: 1 + (a.count + b.count) / (2 * batch) };
+  let count = 0;
+  let sumS = 0;
+  let tokens = 0;
+  for (let k = 1; k < snaps.length; k++) {
+    const pick = (h: ProbeHistograms): ProbeHistograms => ({ ...(h.itl ? { itl: h.itl } : {}), ...(h.late ? { late: h.late } : {}) });
+    const w = deltas(pick(snaps[k]), pick(snaps[k - 1]));
+    if (!w.itl || w.itl.count <= 0) continue;
+    if (lateSteps(w.late, histogramMean(w.itl)) > 0) continue;
+    count += w.itl.count;
+    sumS += w.itl.sum;
+    tokens += w.itl.count * (1 + ((snaps[k].itl?.count ?? 0) + (snaps[k - 1].itl?.count ?? 0)) / (2 * batch));
+  }
+  if (count <= 0) return undefined;
+  return { source: 'metrics', count, meanMs: (1e3 * sumS) / count, meanGeneratedTokens: tokens / count };
 }
 
 /** The clean window of a wave from its records' chunk times; undefined when it is empty or a request failed. */

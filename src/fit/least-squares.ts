@@ -17,7 +17,7 @@ import type { Profile } from '../sim/engine/profile';
 export interface FitOptions {
   /** Parameters to fit; the others keep the prior's values. */
   params: readonly FitParam[];
-  /** A parameter combination must move the observations by this rms fraction per 100 % change to count; default 0.003. */
+  /** A parameter combination must move the observations by this rms fraction per 100 % change to count; default 0.001. */
   minRmsSensitivity?: number;
   /** Largest share of a parameter on unidentified directions that still counts as identified; default 0.01. */
   maxNullLoading?: number;
@@ -110,7 +110,7 @@ export function fitPerf(obs: readonly Observation[], prior: Profile, opts: FitOp
   const names = opts.params;
   if (obs.length === 0) throw new Error('fitPerf needs at least one observation; run the probe plan first');
   if (names.length === 0) throw new Error('fitPerf needs at least one parameter to fit');
-  const minRms = opts.minRmsSensitivity ?? 0.003;
+  const minRms = opts.minRmsSensitivity ?? 0.001;
   let u = names.map(() => 0);
   const resid = (uu: number[]) => evaluate(obs, prior, names, uu).map((f, i) => (obs[i].ms - f) / obs[i].ms);
   let r = resid(u);
@@ -147,7 +147,7 @@ function summarize(
   opts: FitOptions,
 ): PerfFit {
   const z = jacobian(obs, prior, names, u);
-  const { eig, kept } = normalSystem(z, opts.minRmsSensitivity ?? 0.003);
+  const { eig, kept } = normalSystem(z, opts.minRmsSensitivity ?? 0.001);
   const rank = kept.filter(Boolean).length;
   const dof = obs.length - rank;
   const s2 = dof > 0 ? sumSq(r) / dof : NaN;
