@@ -1,5 +1,5 @@
 /**
- * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab sweep …`, `loadlab lessons …`, `loadlab doctor`, `--help`,
+ * The `loadlab` command: `loadlab sim …`, `loadlab run …`, `loadlab sweep …`, `loadlab calibrate …`, `loadlab lessons …`, `loadlab doctor`, `--help`,
  * `--version`. Subcommands are imported lazily, so `loadlab run` never loads the simulator.
  * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
  * serves until stopped).
@@ -21,6 +21,7 @@ Usage:
   loadlab run --base-url URL …      send load to a server and save the run
   loadlab sweep --base-url URL …    one run per load point (--max-concurrency 1,4,16 …), the knee and SLO capacity
   loadlab import FILE --out DIR     a vllm bench serve result (--save-detailed) as a run folder
+  loadlab calibrate --base-url URL --out FILE   fit the simulator's cost model to a server (a profile file)
   loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
   loadlab doctor [--json]           check that this machine is ready for the lessons (each failure names its fix)
   loadlab --help | -h               this help;  loadlab <command> --help for a command's flags
@@ -77,6 +78,10 @@ export async function main(
       const { importCommand } = await import('./import');
       return importCommand(rest, io);
     }
+    case 'calibrate': {
+      const { calibrateCommand } = await import('./calibrate');
+      return calibrateCommand(rest, io);
+    }
     case 'lessons': {
       const { lessonsCommand } = await import('./lessons');
       try {
@@ -93,7 +98,7 @@ export async function main(
     }
     default:
       io.stderr.write(
-        `loadlab: unknown command '${cmd}'. Commands: sim, run, sweep, import, lessons, doctor (see loadlab --help).\n`,
+        `loadlab: unknown command '${cmd}'. Commands: sim, run, sweep, import, calibrate, lessons, doctor (see loadlab --help).\n`,
       );
       return 2;
   }

@@ -40,7 +40,8 @@ function lateSteps(h: HistogramSnapshot | undefined, boundS: number): number {
  * caught. The simulator runs in real time: a step that ends more than its own duration late makes it
  * resync to the clock, and the gap enters its ITL. So the window is summed interval by interval
  * (between consecutive scrapes), leaving out intervals where `loadlab:sim_step_lateness_seconds`
- * shows a step later than the interval's mean ITL. A real vLLM has no such series: nothing is left out.
+ * shows a step later than the interval's mean ITL, and the interval after each (the inflated sample
+ * is observed one step later). A real vLLM has no such series: nothing is left out.
  */
 export async function serverWindow(
   baseUrl: string,
@@ -62,11 +63,16 @@ export async function serverWindow(
   let count = 0;
   let sumS = 0;
   let tokens = 0;
+  const pick = (h: ProbeHistograms): ProbeHistograms => ({ ...(h.itl ? { itl: h.itl } : {}), ...(h.late ? { late: h.late } : {}) });
+  let lateBefore = snaps.length > 0 ? lateSteps(snaps[0].late, 0.001) > 0 : false;
   for (let k = 1; k < snaps.length; k++) {
-    const pick = (h: ProbeHistograms): ProbeHistograms => ({ ...(h.itl ? { itl: h.itl } : {}), ...(h.late ? { late: h.late } : {}) });
     const w = deltas(pick(snaps[k]), pick(snaps[k - 1]));
     if (!w.itl || w.itl.count <= 0) continue;
-    if (lateSteps(w.late, histogramMean(w.itl)) > 0) continue;
+    const late = lateSteps(w.late, histogramMean(w.itl)) > 0;
+    // A resync inflates the ITL of the step after the late one, which may land in the next interval.
+    const skip = late || lateBefore;
+    lateBefore = late;
+    if (skip) continue;
     count += w.itl.count;
     sumS += w.itl.sum;
     tokens += w.itl.count * (1 + ((snaps[k].itl?.count ?? 0) + (snaps[k - 1].itl?.count ?? 0)) / (2 * batch));

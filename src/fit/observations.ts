@@ -6,7 +6,7 @@
  * adds to queue + prefill time (`vllm:time_to_first_token_seconds` counts from the request's
  * arrival at the API server, `vllm/v1/engine/output_processor.py`).
  * Without `/metrics`: the client's TTFT (API overhead + network + prefill step) and TPOT.
- * A decode wave gives one observation: the mean ITL of its clean window (`decode-window.ts`), or none.
+ * Every probe's decode is read in its clean window (`decode-window.ts`): the steps while all its requests decode.
  */
 import { histogramMean } from '../observe/histogram';
 import type { RequestRecord } from '../types';
@@ -29,9 +29,9 @@ function promptStats(m: ProbeMeasurement): { p: number; p2: number } {
   return { p: mean(ps), p2: mean(ps.map((x) => x * x)) };
 }
 
-/** Mean KV context a decode step reads: prompt + half the output + the new token (`addDecode` in cost.ts). */
-function decodeContext(p: number, outputTokens: number): number {
-  return p + outputTokens / 2 + 1;
+/** KV context a decode step reads after `generated` output tokens: prompt + generated (`addDecode(b, computed + 1)` in the simulator's step plan). */
+function decodeContext(p: number, generated: number): number {
+  return p + generated;
 }
 
 /** Observations and API-overhead samples of one measurement (none when every request failed). */
@@ -40,7 +40,6 @@ export function observationsOf(m: ProbeMeasurement): { observations: Observation
   if (records.length === 0) return { observations: [], api: [] };
   const { p, p2 } = promptStats(m);
   const b = probe.kind === 'prefill' ? 1 : probe.concurrency;
-  const dec = decodeBatch(b, decodeContext(p, probe.outputTokens));
   const pf = prefillBatch(p, p2);
   const h = m.metrics;
   const out: Observation[] = [];
@@ -48,16 +47,12 @@ export function observationsOf(m: ProbeMeasurement): { observations: Observation
   const push = (quantity: string, source: Observation['source'], batch: Observation['batch'], ms: number, samples: number, includesApi = false) => {
     if (Number.isFinite(ms) && ms > 0 && samples > 0) out.push({ probe: probe.name, quantity, source, batch, includesApi, ms, samples });
   };
-  if (probe.kind === 'decode') {
-    const w = m.window;
-    if (w) {
-      const q = w.source === 'metrics' ? 'server ITL mean, clean window' : 'client ITL mean, clean window';
-      push(q, w.source, decodeBatch(b, p + w.meanGeneratedTokens + 1), w.meanMs, w.count);
-    }
-    return { observations: out, api };
+  const w = m.window;
+  if (w) {
+    const q = w.source === 'metrics' ? 'server ITL mean, clean window' : 'client ITL mean, clean window';
+    push(q, w.source, decodeBatch(b, decodeContext(p, w.meanGeneratedTokens)), w.meanMs, w.count);
   }
-  if (h?.itl && h.itl.count > 0) push('server ITL mean', 'metrics', dec, 1e3 * histogramMean(h.itl), h.itl.count);
-  else push('client TPOT mean', 'client', dec, mean(defined(records, (r) => r.tpotMs)), defined(records, (r) => r.tpotMs).length);
+  if (probe.kind === 'decode') return { observations: out, api };
   if (h?.prefill && h.prefill.count > 0) {
     const prefillMs = 1e3 * histogramMean(h.prefill);
     push('server prefill time mean', 'metrics', pf, prefillMs, h.prefill.count);

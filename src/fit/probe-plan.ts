@@ -49,7 +49,7 @@ export function probePlan(opts: ProbePlanOptions = {}): Probe[] {
   const mode = opts.quick ? 'quick' : 'full';
   const out: Probe[] = [];
   const fits = (p: number, n: number) => opts.maxModelLen === undefined || p + n < opts.maxModelLen;
-  const prefillOut = 16;
+  const prefillOut = 32;
   for (const p of PREFILL_LENGTHS[mode]) {
     if (!fits(p, prefillOut)) continue;
     out.push({ name: `prefill p=${p}`, kind: 'prefill', concurrency: 1, promptTokens: p, outputTokens: prefillOut, repeats: opts.quick ? 2 : 3 });

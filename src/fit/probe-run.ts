@@ -54,17 +54,16 @@ export function sendProbeRequest(t: ProbeTarget, promptTokens: number, outputTok
   );
 }
 
-/** Run `probe`: prefill probes one request after another, decode probes as waves of `concurrency` sent together. */
+/**
+ * Run `probe`: `repeats` waves of `concurrency` requests sent together (prefill probes: waves of one),
+ * each with its clean decode window (`decode-window.ts`).
+ */
 export async function runProbe(t: ProbeTarget, probe: Probe): Promise<ProbeMeasurement> {
   const t0 = performance.now();
   const before = t.metrics ? await scrapeMetrics(t.baseUrl, t.apiKey) : undefined;
   const all: RequestRecord[] = [];
   let window: DecodeWindow | undefined;
   for (let k = 0; k < probe.repeats; k++) {
-    if (probe.kind === 'prefill') {
-      all.push(await sendProbeRequest(t, probe.promptTokens, probe.outputTokens));
-      continue;
-    }
     const start = before ? await scrapeMetrics(t.baseUrl, t.apiKey) : undefined;
     let done = false;
     const wave = Promise.all(
