@@ -8,6 +8,7 @@ import { createClient } from '../client/client';
 import { probeTarget as probeServer, type TargetProbe } from '../observe/probe';
 import { summarizeCacheConfig } from '../observe/vllm-metrics';
 import type { Profile } from '../sim/engine/profile';
+import { FIELDS, KINDS } from '../sim/engine/profile-fields';
 import { readGpuInfo, type GpuInfo } from './gpu-info';
 import { fitPerf, type FittedParam, type PerfFit } from './least-squares';
 import { type ApiSample, observationsOf } from './observations';
@@ -90,6 +91,19 @@ export function apiOverheadFit(samples: readonly ApiSample[], prior: number): Fi
   };
 }
 
+/**
+ * A value outside the profile format's range (`profile-fields.ts`, e.g. FLOP/s ≤ 1e17) means the fit ran
+ * off towards "no such cost": clamp it to the bound and report it not identified.
+ */
+function withinFormat(p: FittedParam): FittedParam {
+  const kind = KINDS[FIELDS.perf[p.name]];
+  const low = kind.openMin ? kind.min + Number.EPSILON : kind.min;
+  if (p.value >= low && p.value <= kind.max) return p;
+  const value = Math.min(kind.max, Math.max(low, p.value));
+  const why = `the fit ran to ${p.value.toPrecision(3)} ${kind.unit}, outside the format's ${kind.openMin ? '(' : '['}${kind.min}, ${kind.max}]: the probes show no such cost`;
+  return { name: p.name, prior: p.prior, value, identified: false, reason: why };
+}
+
 async function describeTarget(o: CalibrateOptions, probe: TargetProbe, metrics: boolean): Promise<CalibrationTarget> {
   const model = o.model ?? probe.model;
   if (!model) throw new Error(`${o.baseUrl} lists no model; pass --model NAME (the server's served model name)`);
@@ -166,8 +180,10 @@ function finish(
   const inFit = observations.some((o) => o.includesApi);
   const names = FIT_PARAMS.map((p) => p.name).filter((n) => inFit || n !== 'apiOverheadMs');
   const fit = fitPerf(observations, opts.prior, { params: names });
-  const params = inFit ? fit.params : [...fit.params, apiOverheadFit(api, opts.prior.perf.apiOverheadMs)];
-  if (!inFit) fit.profile = { ...fit.profile, perf: { ...fit.profile.perf, apiOverheadMs: params[params.length - 1].value } };
+  const params = (inFit ? fit.params : [...fit.params, apiOverheadFit(api, opts.prior.perf.apiOverheadMs)]).map(withinFormat);
+  const perf = { ...fit.profile.perf };
+  for (const p of params) perf[p.name] = p.value;
+  fit.profile = { ...fit.profile, perf };
   return {
     target,
     prior: opts.prior,
