@@ -56,7 +56,8 @@ export async function run(o: BenchOptions = {}): Promise<BenchResult> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const worst = (k: 'wallSeconds' | 'maxIdentifiedParamError' | 'maxThroughputError' | 'ttftP50Error') => Math.max(...rows.map((r) => r[k]));
+  const worst = (k: 'wallSeconds' | 'maxIdentifiedParamError' | 'maxThroughputError' | 'ttftP50Error') =>
+    Math.max(...rows.map((r) => r[k]));
   const pct = (x: number) => `${(100 * x).toFixed(2)} %`;
   const lines = rows.map(
     (r) =>
@@ -68,9 +69,21 @@ export async function run(o: BenchOptions = {}): Promise<BenchResult> {
     name: 'calibration',
     lines,
     targets: [
-      { target: 'calibration wall time ≤ 180 s', measured: `${worst('wallSeconds')} s (worst seed)`, met: worst('wallSeconds') <= 180 },
-      { target: 'identified parameters within 5 %', measured: pct(worst('maxIdentifiedParamError')), met: worst('maxIdentifiedParamError') <= 0.05 },
-      { target: 'throughput over the 1–64 gradient within 5 %', measured: pct(worst('maxThroughputError')), met: worst('maxThroughputError') <= 0.05 },
+      {
+        target: 'calibration wall time ≤ 180 s',
+        measured: `${worst('wallSeconds')} s (worst seed)`,
+        met: worst('wallSeconds') <= 180,
+      },
+      {
+        target: 'identified parameters within 5 %',
+        measured: pct(worst('maxIdentifiedParamError')),
+        met: worst('maxIdentifiedParamError') <= 0.05,
+      },
+      {
+        target: 'throughput over the 1–64 gradient within 5 %',
+        measured: pct(worst('maxThroughputError')),
+        met: worst('maxThroughputError') <= 0.05,
+      },
       { target: 'TTFT p50 of a 90/10 mix within 10 %', measured: pct(worst('ttftP50Error')), met: worst('ttftP50Error') <= 0.1 },
     ],
     data: { quick, rows },

@@ -9,7 +9,13 @@ import { symmetricEigen, tQuantile } from '../src/fit/linalg';
 import { decodeBatch, type FitParam, type Observation, predictObservation, prefillBatch, withPerf } from '../src/fit/step-model';
 import { DEFAULT_PROFILE } from '../src/sim/engine/profile';
 
-const truth = withPerf(DEFAULT_PROFILE, { etaWeights: 0.62, etaKv: 0.75, marlinFlops: 1.1e14, attnFlops: 1.3e14, perSeqOverheadMs: 0.006 });
+const truth = withPerf(DEFAULT_PROFILE, {
+  etaWeights: 0.62,
+  etaKv: 0.75,
+  marlinFlops: 1.1e14,
+  attnFlops: 1.3e14,
+  perSeqOverheadMs: 0.006,
+});
 
 function obs(batch: Observation['batch'], probe: string): Observation {
   const o: Observation = { probe, quantity: 'model', source: 'metrics', batch, includesApi: false, ms: 0, samples: 1 };
@@ -23,7 +29,16 @@ const design: Observation[] = [
   obs(decodeBatch(64, 600), 'decode B=64 long'),
   ...[16, 64, 256, 512, 1024, 2000].map((p) => obs(prefillBatch(p), `prefill p=${p}`)),
 ];
-const ALL: FitParam[] = ['etaWeights', 'etaLmHead', 'etaKv', 'gemmFlops', 'marlinFlops', 'attnFlops', 'stepOverheadMs', 'perSeqOverheadMs'];
+const ALL: FitParam[] = [
+  'etaWeights',
+  'etaLmHead',
+  'etaKv',
+  'gemmFlops',
+  'marlinFlops',
+  'attnFlops',
+  'stepOverheadMs',
+  'perSeqOverheadMs',
+];
 
 describe('linear algebra', () => {
   it('decomposes a symmetric matrix and reconstructs it', () => {
@@ -35,7 +50,8 @@ describe('linear algebra', () => {
     const { values, vectors } = symmetricEigen(a);
     expect(values[0]).toBeGreaterThanOrEqual(values[1]);
     for (let i = 0; i < 3; i++)
-      for (let j = 0; j < 3; j++) expect(values.reduce((s, l, k) => s + vectors[i][k] * l * vectors[j][k], 0)).toBeCloseTo(a[i][j], 10);
+      for (let j = 0; j < 3; j++)
+        expect(values.reduce((s, l, k) => s + vectors[i][k] * l * vectors[j][k], 0)).toBeCloseTo(a[i][j], 10);
   });
 
   it('gives Student-t quantiles', () => {

@@ -82,7 +82,10 @@ describe('calibrate against a simulator with a hidden profile', () => {
     expect(parsed.profile.status).toBe('calibrated');
     expect(parsed.calibration?.residuals).toHaveLength(result.observations.length);
     expect(Object.keys(parsed.calibration?.intervals ?? {}).sort()).toEqual(
-      result.params.filter((p) => p.identified).map((p) => p.name).sort(),
+      result.params
+        .filter((p) => p.identified)
+        .map((p) => p.name)
+        .sort(),
     );
     expect(parsed.calibration?.notIdentified).toEqual(result.notIdentified);
     expect(String(doc.description)).toMatch(/SIMULATOR/);

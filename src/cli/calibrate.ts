@@ -46,7 +46,8 @@ function parseArgs(argv: string[]): CalibrateArgs | 'help' {
   const a: Partial<CalibrateArgs> = { quick: false, prior: DEFAULT_PROFILE_NAME };
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new UsageError(`${flag} needs a value, e.g. ${flag} ${flag === '--out' ? 'profiles/my-gpu.json' : '…'}`);
+    if (v === undefined || v.startsWith('--'))
+      throw new UsageError(`${flag} needs a value, e.g. ${flag} ${flag === '--out' ? 'profiles/my-gpu.json' : '…'}`);
     return v;
   };
   for (let i = 0; i < argv.length; i++) {
@@ -82,7 +83,9 @@ export function formatFitTable(r: CalibrationResult): string {
   const head = ['parameter', 'unit', 'prior', 'value', '95 % interval', 'status'];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c].length)));
   const line = (cells: string[]) => cells.map((x, c) => (c === cells.length - 1 ? x : x.padEnd(widths[c]))).join('  ');
-  const where = r.target.simulated ? `a LoadLab SIMULATOR (profile ${r.target.simProfile ?? '?'}): a fit to a simulator, not to a GPU` : `${r.target.serverVersion ? `vLLM ${r.target.serverVersion}` : 'server'} at ${r.target.baseUrl}`;
+  const where = r.target.simulated
+    ? `a LoadLab SIMULATOR (profile ${r.target.simProfile ?? '?'}): a fit to a simulator, not to a GPU`
+    : `${r.target.serverVersion ? `vLLM ${r.target.serverVersion}` : 'server'} at ${r.target.baseUrl}`;
   return [
     `Fit against ${where}; means from ${r.target.measuredFrom}; GPU: ${r.target.gpu.name ?? r.target.gpu.missing}`,
     line(head),
@@ -94,7 +97,10 @@ export function formatFitTable(r: CalibrationResult): string {
 }
 
 /** `loadlab calibrate …`; returns the exit code. */
-export async function calibrateCommand(argv: string[], io: CliIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function calibrateCommand(
+  argv: string[],
+  io: CliIo = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
   let a: CalibrateArgs | 'help';
   let prior: ReturnType<typeof loadProfileFile>;
   try {

@@ -141,9 +141,16 @@ export async function calibrate(opts: CalibrateOptions): Promise<CalibrationResu
     ...(target.kvCapacityTokens ? { kvCapacityTokens: target.kvCapacityTokens } : {}),
     ...(target.maxModelLen ? { maxModelLen: target.maxModelLen } : {}),
   });
-  say(`calibrating ${target.model} at ${opts.baseUrl} (${target.simulated ? 'LoadLab simulator' : probe.kind}), ${plan.length} probes, means from ${target.measuredFrom}`);
+  say(
+    `calibrating ${target.model} at ${opts.baseUrl} (${target.simulated ? 'LoadLab simulator' : probe.kind}), ${plan.length} probes, means from ${target.measuredFrom}`,
+  );
   const connections = Math.max(...plan.map((p) => p.concurrency));
-  const client = createClient({ baseUrl: opts.baseUrl, model: target.model, connections, ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) });
+  const client = createClient({
+    baseUrl: opts.baseUrl,
+    model: target.model,
+    connections,
+    ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+  });
   const t = probeTarget(client, opts.baseUrl, metrics, opts.seed ?? 14, opts.apiKey);
   const measurements: ProbeMeasurement[] = [];
   try {
@@ -152,7 +159,9 @@ export async function calibrate(opts: CalibrateOptions): Promise<CalibrationResu
       const m = await runProbe(t, p);
       measurements.push(m);
       const failed = Object.values(m.failures).reduce((a, x) => a + x, 0);
-      say(`[${i + 1}/${plan.length}] ${p.name}: ${m.records.length} ok${failed ? `, ${failed} failed` : ''}, ${m.wallSeconds.toFixed(1)} s`);
+      say(
+        `[${i + 1}/${plan.length}] ${p.name}: ${m.records.length} ok${failed ? `, ${failed} failed` : ''}, ${m.wallSeconds.toFixed(1)} s`,
+      );
     }
   } finally {
     await client.close();
@@ -176,7 +185,9 @@ function finish(
     api.push(...o.api);
   }
   if (observations.length === 0)
-    throw new Error(`every probe request to ${opts.baseUrl} failed; check the server log and \`loadlab doctor --base-url ${opts.baseUrl}\``);
+    throw new Error(
+      `every probe request to ${opts.baseUrl} failed; check the server log and \`loadlab doctor --base-url ${opts.baseUrl}\``,
+    );
   const inFit = observations.some((o) => o.includesApi);
   const names = FIT_PARAMS.map((p) => p.name).filter((n) => inFit || n !== 'apiOverheadMs');
   const fit = fitPerf(observations, opts.prior, { params: names });

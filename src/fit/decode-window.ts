@@ -63,7 +63,10 @@ export async function serverWindow(
   let count = 0;
   let sumS = 0;
   let tokens = 0;
-  const pick = (h: ProbeHistograms): ProbeHistograms => ({ ...(h.itl ? { itl: h.itl } : {}), ...(h.late ? { late: h.late } : {}) });
+  const pick = (h: ProbeHistograms): ProbeHistograms => ({
+    ...(h.itl ? { itl: h.itl } : {}),
+    ...(h.late ? { late: h.late } : {}),
+  });
   let lateBefore = snaps.length > 0 ? lateSteps(snaps[0].late, 0.001) > 0 : false;
   for (let k = 1; k < snaps.length; k++) {
     const w = deltas(pick(snaps[k]), pick(snaps[k - 1]));
@@ -99,4 +102,3 @@ export function clientWindow(records: readonly RequestRecord[]): DecodeWindow | 
   }
   return count > 0 ? { source: 'client', count, meanMs: sum / count, meanGeneratedTokens: tokens / count } : undefined;
 }
-

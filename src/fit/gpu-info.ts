@@ -27,7 +27,8 @@ export function readGpuInfo(bin = 'nvidia-smi', env: NodeJS.ProcessEnv = process
   });
   const line = (q.stdout ?? '').split('\n')[0]?.trim() ?? '';
   const [name, driver, mem] = line.split(',').map((s) => s.trim());
-  if (q.status !== 0 || !name) return { missing: `${bin} failed: ${(q.stderr ?? '').trim().split('\n')[0] || `exit ${q.status}`}` };
+  if (q.status !== 0 || !name)
+    return { missing: `${bin} failed: ${(q.stderr ?? '').trim().split('\n')[0] || `exit ${q.status}`}` };
   const memoryMiB = Number(mem);
   return { name, ...(driver ? { driver } : {}), ...(Number.isFinite(memoryMiB) ? { memoryMiB } : {}) };
 }

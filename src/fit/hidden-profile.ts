@@ -33,7 +33,12 @@ export function hiddenProfile(seed: number, spread = 0.4, base?: string): Hidden
     let v = perf[p.name].value * factor;
     if (p.unit === 'fraction') v = Math.min(v, 0.99);
     values[p.name] = v;
-    perf[p.name] = { ...perf[p.name], value: v, source: 'estimate', note: `hidden: ${factor.toFixed(3)} × the ${loaded.profile.id} value (seed ${seed})` };
+    perf[p.name] = {
+      ...perf[p.name],
+      value: v,
+      source: 'estimate',
+      note: `hidden: ${factor.toFixed(3)} × the ${loaded.profile.id} value (seed ${seed})`,
+    };
   }
   doc.id = `hidden-unknown-gpu-${seed}`;
   doc.description = `A made-up "unknown GPU": ${loaded.profile.id} with every perf parameter scaled by a seeded factor within ±${100 * spread} %.`;

@@ -82,7 +82,9 @@ const sumSq = (r: readonly number[]) => r.reduce((a, x) => a + x * x, 0);
 /** ZᵀZ, its eigen decomposition and which eigen-directions the observations excite. */
 function normalSystem(z: number[][], minRms: number) {
   const m = z[0]?.length ?? 0;
-  const ztz = Array.from({ length: m }, (_, a) => Array.from({ length: m }, (_, b) => z.reduce((s, row) => s + row[a] * row[b], 0)));
+  const ztz = Array.from({ length: m }, (_, a) =>
+    Array.from({ length: m }, (_, b) => z.reduce((s, row) => s + row[a] * row[b], 0)),
+  );
   const eig = symmetricEigen(ztz);
   const kept = eig.values.map((l) => l > 0 && Math.sqrt(l / z.length) >= minRms);
   return { eig, kept };
@@ -164,7 +166,8 @@ function summarize(
       else nullLoad += vjk * vjk;
     });
     const base = { name, prior: prior.perf[name], value };
-    if (nullLoad > (opts.maxNullLoading ?? 0.01)) return { ...base, identified: false, reason: unexcitedReason(j, names, eig, kept) };
+    if (nullLoad > (opts.maxNullLoading ?? 0.01))
+      return { ...base, identified: false, reason: unexcitedReason(j, names, eig, kept) };
     const half = t * Math.sqrt(Math.max(0, s2 * variance));
     if (!Number.isFinite(half)) return { ...base, identified: false, reason: 'too few probes for an interval' };
     const low = value * Math.exp(-half);

@@ -44,8 +44,16 @@ export function observationsOf(m: ProbeMeasurement): { observations: Observation
   const h = m.metrics;
   const out: Observation[] = [];
   const api: ApiSample[] = [];
-  const push = (quantity: string, source: Observation['source'], batch: Observation['batch'], ms: number, samples: number, includesApi = false) => {
-    if (Number.isFinite(ms) && ms > 0 && samples > 0) out.push({ probe: probe.name, quantity, source, batch, includesApi, ms, samples });
+  const push = (
+    quantity: string,
+    source: Observation['source'],
+    batch: Observation['batch'],
+    ms: number,
+    samples: number,
+    includesApi = false,
+  ) => {
+    if (Number.isFinite(ms) && ms > 0 && samples > 0)
+      out.push({ probe: probe.name, quantity, source, batch, includesApi, ms, samples });
   };
   const w = m.window;
   if (w) {

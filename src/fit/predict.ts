@@ -28,7 +28,14 @@ function engineFor(profile: Profile, flags: ServerFlags) {
     // Distinct first tokens per request: no prefix-cache hits between requests.
     const tokens = Array.from({ length: promptTokens }, (_, k) => 1 + ((id * 131 + k * 17) % 100_000));
     engine.add(
-      { id: `p${id++}`, promptTokenIds: tokens, maxTokens: outputTokens, minTokens: outputTokens, naturalLength: outputTokens, ignoreEos: true },
+      {
+        id: `p${id++}`,
+        promptTokenIds: tokens,
+        maxTokens: outputTokens,
+        minTokens: outputTokens,
+        naturalLength: outputTokens,
+        ignoreEos: true,
+      },
       (out) => {
         first ??= out.timeMs;
         if (out.finishReason) onDone({ ttftMs: first - arrival, outputTokens: out.outputTokens, endMs: out.timeMs });
@@ -55,7 +62,8 @@ export interface ClosedLoopOptions {
  * last counted completion (the first `concurrency` completions are warm-up).
  */
 export function predictClosedLoop(profile: Profile, concurrency: number, opts: ClosedLoopOptions = {}): number {
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new Error(`concurrency must be an integer ≥ 1, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Error(`concurrency must be an integer ≥ 1, got ${concurrency}`);
   const p = opts.promptTokens ?? 256;
   const n = opts.outputTokens ?? 128;
   const target = opts.requests ?? Math.max(32, 8 * concurrency);

@@ -52,7 +52,14 @@ export function probePlan(opts: ProbePlanOptions = {}): Probe[] {
   const prefillOut = 32;
   for (const p of PREFILL_LENGTHS[mode]) {
     if (!fits(p, prefillOut)) continue;
-    out.push({ name: `prefill p=${p}`, kind: 'prefill', concurrency: 1, promptTokens: p, outputTokens: prefillOut, repeats: opts.quick ? 2 : 3 });
+    out.push({
+      name: `prefill p=${p}`,
+      kind: 'prefill',
+      concurrency: 1,
+      promptTokens: p,
+      outputTokens: prefillOut,
+      repeats: opts.quick ? 2 : 3,
+    });
   }
   const short = opts.quick ? 64 : 128;
   const long = opts.quick ? 512 : 1024;
@@ -61,7 +68,14 @@ export function probePlan(opts: ProbePlanOptions = {}): Probe[] {
     if (!fits(WAVE_PROMPT_TOKENS, n)) continue;
     const b = fitWave(b0, WAVE_PROMPT_TOKENS + n, opts.kvCapacityTokens);
     if (b < 1) continue;
-    out.push({ name: `decode B=${b} n=${n}`, kind: 'decode', concurrency: b, promptTokens: WAVE_PROMPT_TOKENS, outputTokens: n, repeats: 1 });
+    out.push({
+      name: `decode B=${b} n=${n}`,
+      kind: 'decode',
+      concurrency: b,
+      promptTokens: WAVE_PROMPT_TOKENS,
+      outputTokens: n,
+      repeats: 1,
+    });
   }
   if (out.length === 0) {
     throw new Error(

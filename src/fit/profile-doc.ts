@@ -13,14 +13,22 @@ import { predictObservation } from './step-model';
 
 /** A file stem usable as a profile id: lower case, `[a-z0-9._-]`. */
 export function profileIdFor(file: string): string {
-  const stem = basename(file).replace(/\.json$/i, '').toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '');
+  const stem = basename(file)
+    .replace(/\.json$/i, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '');
   return stem || 'calibrated';
 }
 
 const fmt = (v: number) => Number(v.toPrecision(6));
 
 function perfEntry(p: FittedParam, unit: string, prior: { source: string; note: string }, r: CalibrationResult) {
-  const where = r.target.simulated ? 'a LoadLab simulator' : (r.target.serverVersion ? `vLLM ${r.target.serverVersion}` : 'the server');
+  const where = r.target.simulated
+    ? 'a LoadLab simulator'
+    : r.target.serverVersion
+      ? `vLLM ${r.target.serverVersion}`
+      : 'the server';
   if (p.identified) {
     let value = p.value;
     let capped = '';
@@ -43,7 +51,9 @@ function perfEntry(p: FittedParam, unit: string, prior: { source: string; note: 
     source: prior.source,
     note:
       `NOT IDENTIFIED by loadlab calibrate (${p.reason}); prior ${fmt(p.prior)} (${prior.source}: ${prior.note})` +
-      (moved ? `, moved only along the parameter combination the probes did fix, so the sum of its terms is fitted but this value alone is not a measurement` : ''),
+      (moved
+        ? `, moved only along the parameter combination the probes did fix, so the sum of its terms is fitted but this value alone is not a measurement`
+        : ''),
   };
 }
 
@@ -58,7 +68,8 @@ export function calibratedDocument(r: CalibrationResult, priorFile: LoadedProfil
   const intervals: Record<string, { low: number; high: number; level: number }> = {};
   for (const p of r.params) {
     perf[p.name] = perfEntry(p, perf[p.name].unit, perf[p.name], r);
-    if (p.identified && p.low !== undefined && p.high !== undefined) intervals[p.name] = { low: fmt(p.low), high: fmt(p.high), level: 0.95 };
+    if (p.identified && p.low !== undefined && p.high !== undefined)
+      intervals[p.name] = { low: fmt(p.low), high: fmt(p.high), level: 0.95 };
   }
   const fitted = r.fit.profile;
   const residuals = r.observations.map((o, i) => ({
@@ -70,7 +81,9 @@ export function calibratedDocument(r: CalibrationResult, priorFile: LoadedProfil
     modelMs: fmt(predictObservation(o, fitted)),
     relative: fmt(r.fit.residuals[i]),
   }));
-  const label = r.target.simulated ? 'a LoadLab SIMULATOR (a fit to a simulator, not to a GPU)' : `${r.target.model} at ${r.target.baseUrl}`;
+  const label = r.target.simulated
+    ? 'a LoadLab SIMULATOR (a fit to a simulator, not to a GPU)'
+    : `${r.target.model} at ${r.target.baseUrl}`;
   const out = {
     ...doc,
     id,
@@ -83,7 +96,13 @@ export function calibratedDocument(r: CalibrationResult, priorFile: LoadedProfil
       `GPU and model sections are the prior's (${priorFile.profile.id}); the fit moves only perf numbers.`,
     ],
     calibration: {
-      against: { ...r.target, prior: priorFile.profile.id, probes: r.plan.map((p) => p.name), wallSeconds: fmt(r.wallSeconds), startedAt: r.startedAt },
+      against: {
+        ...r.target,
+        prior: priorFile.profile.id,
+        probes: r.plan.map((p) => p.name),
+        wallSeconds: fmt(r.wallSeconds),
+        startedAt: r.startedAt,
+      },
       residuals,
       intervals,
       notIdentified: r.notIdentified,

@@ -53,4 +53,3 @@ export function deltas(after: ProbeHistograms, before: ProbeHistograms): ProbeHi
   for (const k of Object.keys(after) as (keyof ProbeHistograms)[]) out[k] = histogramDelta(after[k]!, before[k]);
   return out;
 }
-
