@@ -1,10 +1,12 @@
 /**
  * Turn a probe's measurement into observations of step shapes (`step-model.ts`).
- * With `/metrics`: prefill time (`vllm:request_prefill_time_seconds`, scheduled → first token, one
- * prefill step for a lone request) and inter-token latency (one sample per decode step,
- * `vllm/v1/metrics/stats.py`), both timed by the engine. The API overhead is what the server's TTFT
- * adds to queue + prefill time (`vllm:time_to_first_token_seconds` counts from the request's
- * arrival at the API server, `vllm/v1/engine/output_processor.py`).
+ * With `/metrics` (all three defined in `vllm/v1/metrics/stats.py`): prefill time
+ * (`vllm:request_prefill_time_seconds`, scheduled → first token: one prefill step for a lone request)
+ * and inter-token latency (one sample per engine output after the first, i.e. per decode step),
+ * timed by the server, not the client. The API overhead is what the server's TTFT (from the request's
+ * arrival) adds to queue + prefill time. Deviation: a real vLLM stamps these in its output
+ * processor with `time.time()`, so front-end jitter enters the samples (not their mean step time);
+ * the simulator stamps modelled step ends.
  * Without `/metrics`: the client's TTFT (API overhead + network + prefill step) and TPOT.
  * Every probe's decode is read in its clean window (`decode-window.ts`): the steps while all its requests decode.
  */
