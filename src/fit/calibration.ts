@@ -144,6 +144,10 @@ export async function calibrate(opts: CalibrateOptions): Promise<CalibrationResu
   say(
     `calibrating ${target.model} at ${opts.baseUrl} (${target.simulated ? 'LoadLab simulator' : probe.kind}), ${plan.length} probes, means from ${target.measuredFrom}`,
   );
+  if (target.model !== opts.prior.model.name)
+    say(
+      `note: the server serves ${target.model} but the prior profile models ${opts.prior.model.name}; the fit keeps the prior's model shapes (pass --prior NAME for this model)`,
+    );
   const connections = Math.max(...plan.map((p) => p.concurrency));
   const client = createClient({
     baseUrl: opts.baseUrl,
