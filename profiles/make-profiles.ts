@@ -44,7 +44,7 @@ function formulaNotes(m: ModelRow): string[] {
 function modelBlock(m: ModelRow): Record<string, unknown> {
   if (m.key === MODELS[0].key) return DEFAULT_MODEL_BLOCK;
   const s = modelSizes(m);
-  const cfg = (field: string) => `${m.configSource}: ${field}`;
+  const cfg = (field: string) => `config.json ${field} (file named in notes)`;
   return {
     name: m.name,
     quantization: m.quantization,
@@ -115,7 +115,9 @@ function perfBlock(gpu: GpuRow, m: ModelRow): Record<string, SourcedNumber> {
 function kernelNote(gpu: GpuRow, m: ModelRow): string[] {
   const out: string[] = [];
   if (m.quantization === 'awq-int4') {
-    out.push('vLLM serves AWQ checkpoints with the awq_marlin kernel on compute capability ≥ 8.0 (vllm/model_executor/layers/quantization/awq_marlin.py), so the Marlin efficiencies apply.');
+    out.push(
+      'vLLM converts a compatible AWQ checkpoint to its awq_marlin kernel (override_quantization_method in vllm/model_executor/layers/quantization/awq_marlin.py); every GPU here is above its minimum compute capability, so the Marlin efficiencies apply.',
+    );
   }
   if (m.quantization !== 'fp16' && gpu.key.startsWith('h100')) {
     out.push('On compute capability 9.0 vLLM prefers the Machete kernel to Marlin where it supports the layout (vllm/model_executor/kernels/linear/__init__.py, _POSSIBLE_KERNELS); Marlin\'s efficiencies carried over are a guess.');
@@ -140,6 +142,7 @@ export function buildProfile(gpu: GpuRow, m: ModelRow): Record<string, unknown> 
         ? 'Spec-derived, not calibrated: vendor specs plus other people\'s published measurements of RTX 4090s (shared/reference/sim-calibration.md); never fitted to a LoadLab run. These are the numbers the simulator has always used.'
         : 'Spec-derived, not calibrated: GPU numbers from vendor documents, model shapes from config.json, serving efficiencies carried over from the RTX 4090 profile; never fitted to a run on this GPU.',
       `GPU: ${about}.`,
+      `Model shapes: ${m.configSource}.`,
       ...formulaNotes(m),
       ...kernelNote(gpu, m),
     ],

@@ -35,9 +35,13 @@ afterAll(async () => {
 });
 
 /** Run `loadlab …` to the end; its stdout, stderr and exit code. */
-function loadlab(args: string[]): Promise<{ out: string; err: string; code: number | null }> {
+function loadlab(args: string[], env: Record<string, string> = {}): Promise<{ out: string; err: string; code: number | null }> {
   return new Promise((resolve) => {
-    const c = spawn(process.execPath, [BIN, ...args], { cwd: tmp, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(process.execPath, [BIN, ...args], {
+      cwd: tmp,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     let out = '';
     let err = '';
     c.stdout.on('data', (d) => (out += d));
@@ -79,6 +83,26 @@ describe('loadlab sim --print-profile', () => {
     const typo = await loadlab(['sim', '--print-profile', 'l40s-qwen2.5-7b-instruct-awk']);
     expect(typo.code).toBe(1);
     expect(typo.err).toMatch(/unknown profile 'l40s-qwen2\.5-7b-instruct-awk'\. Did you mean l40s-qwen2\.5-7b-instruct-awq/);
+  });
+
+  it('LOADLAB_SIM_PROFILE picks the default for the simulator and for DEFAULT_PROFILE alike; a typo there is named', async () => {
+    const viaEnv = await loadlab(['sim', '--print-profile'], { LOADLAB_SIM_PROFILE: L40S });
+    expect(JSON.parse(viaEnv.out).id).toBe(L40S);
+    const code =
+      "import('./src/sim/engine/profile.ts').then((m) => console.log(m.DEFAULT_PROFILE.id, m.RTX4090_QWEN25_7B_GPTQ_INT4.id))";
+    const node = (env: Record<string, string>) =>
+      new Promise<{ out: string; err: string }>((resolve) => {
+        const c = spawn(process.execPath, ['--import', 'tsx', '-e', code], { cwd: ROOT, env: { ...process.env, ...env } });
+        let out = '';
+        let err = '';
+        c.stdout.on('data', (d) => (out += d));
+        c.stderr.on('data', (d) => (err += d));
+        c.on('close', () => resolve({ out, err }));
+      });
+    expect((await node({ LOADLAB_SIM_PROFILE: H100 })).out.trim()).toBe(`${H100} ${DEFAULT_PROFILE_NAME}`);
+    expect((await node({ LOADLAB_SIM_PROFILE: 'h100-fp16' })).err).toMatch(
+      /LOADLAB_SIM_PROFILE: unknown profile 'h100-fp16'\. Did you mean/,
+    );
   });
 });
 

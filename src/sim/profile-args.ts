@@ -51,7 +51,7 @@ export function splitProfileArgs(argv: readonly string[]): ProfileArgs {
 export function profileFlagsHelp(): string {
   return [
     'LoadLab-only flags (not `vllm serve` flags; a real vLLM has no profile):',
-    `  ${'--profile NAME|FILE'.padEnd(46)} GPU + model the simulator models: a file stem under profiles/ or a JSON file (default ${DEFAULT_PROFILE_NAME}).`,
+    `  ${'--profile NAME|FILE'.padEnd(46)} GPU + model the simulator models: a file stem under profiles/ or a JSON file (default $LOADLAB_SIM_PROFILE, else ${DEFAULT_PROFILE_NAME}).`,
     `  ${'--print-profile [NAME|FILE]'.padEnd(46)} Print that profile's JSON (default: the --profile one, else the default) and exit.`,
     '',
     'Shipped profiles (spec-derived, not calibrated):',

@@ -15,7 +15,7 @@ import { type Generation, resolveGeneration } from './http/generation';
 import { createSimServer } from './http/http';
 import { SimMetrics } from './http/metrics';
 import { DEFAULT_PROFILE, type Profile } from './engine/profile';
-import { DEFAULT_PROFILE_NAME, loadProfileFile } from './engine/profile-file';
+import { defaultProfileName, loadProfileFile } from './engine/profile-file';
 import { profileFlagsHelp, splitProfileArgs } from './profile-args';
 import { QueueTimes } from './engine/queue-time';
 import { loadTokenizer } from './http/tokens';
@@ -218,7 +218,7 @@ export async function runSimProcess(argv: string[]): Promise<void> {
   try {
     const split = splitProfileArgs(argv);
     if (split.printProfile !== undefined) {
-      const which = split.printProfile === true ? (split.profile ?? DEFAULT_PROFILE_NAME) : split.printProfile;
+      const which = split.printProfile === true ? (split.profile ?? defaultProfileName()) : split.printProfile;
       process.stdout.write(loadProfileFile(which).text);
       return;
     }
@@ -227,7 +227,7 @@ export async function runSimProcess(argv: string[]): Promise<void> {
       console.log(`${formatFlagsHelp()}\n\n${profileFlagsHelp()}`);
       return;
     }
-    sim = await serveSim(args, undefined, loadProfileFile(split.profile ?? DEFAULT_PROFILE_NAME).profile);
+    sim = await serveSim(args, undefined, loadProfileFile(split.profile ?? defaultProfileName()).profile);
   } catch (err) {
     console.error(`ERROR [loadlab-sim] ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;

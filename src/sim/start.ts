@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import { spawnChild } from '../proc/child';
 import { parseServeArgs, toServeArgs } from '../vllm/flags';
-import { DEFAULT_PROFILE_NAME, loadProfileFile } from './engine/profile-file';
+import { defaultProfileName, loadProfileFile } from './engine/profile-file';
 import type { ServerFlags } from './engine/types';
 
 /** The line the child prints once it listens (`LISTENING_MARKER` of serve.ts, not imported: that would load the engine here). */
@@ -35,7 +35,7 @@ export interface StartSimOptions {
   startupTimeoutMs?: number;
   /**
    * GPU + model profile (LoadLab only, `--profile`): a file stem under `profiles/` or a path to a profile
-   * file; default `rtx4090-qwen2.5-7b-instruct-gptq-int4`. The served model name follows its model.
+   * file; default `LOADLAB_SIM_PROFILE`, else `rtx4090-qwen2.5-7b-instruct-gptq-int4`. The served model name follows its model.
    */
   profile?: string;
 }
@@ -83,7 +83,7 @@ export function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
   try {
     // Check the flags and the profile here too: a typo fails at once instead of after a process start.
     const parsed = parseServeArgs(serveArgs);
-    const loaded = loadProfileFile(options.profile ?? DEFAULT_PROFILE_NAME);
+    const loaded = loadProfileFile(options.profile ?? defaultProfileName());
     profile = { id: loaded.profile.id, status: loaded.profile.status, file: loaded.file };
     model = parsed.flags.servedModelName ?? parsed.model ?? loaded.profile.model.name;
   } catch (err) {

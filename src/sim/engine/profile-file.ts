@@ -11,6 +11,14 @@ import { parseProfileDocument, type ProfileDocument } from './profile-schema';
 /** Stem of the profile used when none is given: RTX 4090 + Qwen2.5-7B-Instruct-GPTQ-Int4. */
 export const DEFAULT_PROFILE_NAME = 'rtx4090-qwen2.5-7b-instruct-gptq-int4';
 
+/**
+ * The profile to use when none is given: `LOADLAB_SIM_PROFILE` (a NAME or FILE) when set, so every lesson,
+ * its predictions and its simulator follow one choice; else `DEFAULT_PROFILE_NAME`.
+ */
+export function defaultProfileName(env: Record<string, string | undefined> = process.env): string {
+  return env.LOADLAB_SIM_PROFILE?.trim() || DEFAULT_PROFILE_NAME;
+}
+
 /** A profile file, read and checked. */
 export interface LoadedProfile extends ProfileDocument {
   /** Absolute path of the file. */
@@ -65,11 +73,17 @@ export function resolveProfilePath(nameOrFile: string, dir: string = profilesDir
 }
 
 /**
- * Read and check a profile file (default: the default profile). Throws `<file>: <field>: <problem>; <fix>`
+ * Read and check a profile file (default: `defaultProfileName()`). Throws `<file>: <field>: <problem>; <fix>`
  * on a bad file, or the `resolveProfilePath` message on a missing one.
  */
-export function loadProfileFile(nameOrFile: string = DEFAULT_PROFILE_NAME, dir: string = profilesDir()): LoadedProfile {
-  const file = resolveProfilePath(nameOrFile, dir);
+export function loadProfileFile(nameOrFile: string = defaultProfileName(), dir: string = profilesDir()): LoadedProfile {
+  let file: string;
+  try {
+    file = resolveProfilePath(nameOrFile, dir);
+  } catch (err) {
+    const fromEnv = process.env.LOADLAB_SIM_PROFILE?.trim() === nameOrFile ? 'LOADLAB_SIM_PROFILE: ' : '';
+    throw new Error(`${fromEnv}${(err as Error).message}`);
+  }
   const text = readFileSync(file, 'utf8');
   let json: unknown;
   try {

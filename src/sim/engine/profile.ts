@@ -4,7 +4,7 @@
  * (`profiles/*.json`, checked by `profile-schema.ts`), not a code change. Each number in a file
  * carries its source, tagged as in the calibration notes (shared/reference/sim-calibration.md).
  */
-import { DEFAULT_PROFILE_NAME, loadProfileFile } from './profile-file';
+import { DEFAULT_PROFILE_NAME, defaultProfileName, loadProfileFile } from './profile-file';
 import type { Profile } from './profile-types';
 
 export type { GpuProfile, ModelProfile, PerfProfile, Profile, ProfileStatus } from './profile-types';
@@ -15,8 +15,12 @@ export type { GpuProfile, ModelProfile, PerfProfile, Profile, ProfileStatus } fr
  */
 export const RTX4090_QWEN25_7B_GPTQ_INT4: Profile = loadProfileFile(DEFAULT_PROFILE_NAME).profile;
 
-/** The profile used when none is given (the RTX 4090 + Qwen2.5-7B-Instruct-GPTQ-Int4 file). */
-export const DEFAULT_PROFILE: Profile = RTX4090_QWEN25_7B_GPTQ_INT4;
+/**
+ * The profile used when none is given: the one `LOADLAB_SIM_PROFILE` names when set (so a lesson's
+ * predictions use the profile its simulator runs), else the RTX 4090 + Qwen2.5-7B-Instruct-GPTQ-Int4 file.
+ */
+export const DEFAULT_PROFILE: Profile =
+  defaultProfileName() === DEFAULT_PROFILE_NAME ? RTX4090_QWEN25_7B_GPTQ_INT4 : loadProfileFile(defaultProfileName()).profile;
 
 /** KV cache bytes per token: 2 (K and V) · layers · KV heads · head_dim · dtype bytes. Qwen2.5-7B: 57,344 B. */
 export function kvBytesPerToken(profile: Profile = DEFAULT_PROFILE): number {
