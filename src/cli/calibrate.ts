@@ -10,7 +10,7 @@ import { resolveApiKey } from '../client/url';
 import { type CalibrationResult, calibrate } from '../fit/calibration';
 import { calibratedDocument, profileIdFor } from '../fit/profile-doc';
 import { FIT_PARAMS } from '../fit/step-model';
-import { DEFAULT_PROFILE_NAME, loadProfileFile } from '../sim/engine/profile-file';
+import { defaultProfileName, loadProfileFile } from '../sim/engine/profile-file';
 import type { CliIo } from './io';
 import { UsageError } from './usage-error';
 
@@ -24,7 +24,7 @@ Usage:
   --out FILE         the calibrated profile to write (JSON; then: loadlab sim --profile FILE)
   --quick            the shorter probe plan (about half the time)
   --prior NAME|FILE  the profile whose GPU and model the fit assumes and starts from
-                     (default ${DEFAULT_PROFILE_NAME}); pick the one matching the server's model
+                     (default $LOADLAB_SIM_PROFILE, else ${defaultProfileName({})}); pick the one matching the model
   --model NAME       the served model name (default: the server's first model)
   --api-key KEY      bearer token (default $LOADLAB_API_KEY, else $OPENAI_API_KEY)
 
@@ -43,7 +43,7 @@ interface CalibrateArgs {
 }
 
 function parseArgs(argv: string[]): CalibrateArgs | 'help' {
-  const a: Partial<CalibrateArgs> = { quick: false, prior: DEFAULT_PROFILE_NAME };
+  const a: Partial<CalibrateArgs> = { quick: false, prior: defaultProfileName() };
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
     if (v === undefined || v.startsWith('--'))
