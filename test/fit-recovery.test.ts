@@ -93,4 +93,15 @@ describe('calibrate against a simulator with a hidden profile', () => {
     writeFileSync(file, JSON.stringify(doc));
     expect(loadProfileFile(file).profile.perf.marlinFlops).toBeCloseTo(result.fit.profile.perf.marlinFlops, -9);
   });
+
+  it('the calibrated file runs in the simulator (loadlab sim --profile FILE), which reports it calibrated', async () => {
+    const file = join(tmp, 'calibrated-run.json');
+    writeFileSync(file, JSON.stringify(calibratedDocument(result, loadProfileFile(), 'calibrated-run')));
+    const fitted = await startSim({ profile: file });
+    try {
+      expect(fitted.profile).toMatchObject({ id: 'calibrated-run', status: 'calibrated' });
+    } finally {
+      await fitted.stop();
+    }
+  }, 60_000);
 });
