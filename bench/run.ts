@@ -23,6 +23,11 @@ const BENCHES: Record<
   arrivals: { about: 'open-loop arrival accuracy at 10, 100, 1000 req/s', quick: true, load: () => import('./arrivals') },
   sim: { about: 'simulator real-time fidelity at 1, 32, 128, 256 streams', load: () => import('./sim-fidelity') },
   parse: { about: 'SSE stamping+parsing cost per event, stats over 100k samples', load: () => import('./parse-stats') },
+  calibration: {
+    about: 'loadlab calibrate vs hidden simulator profiles: wall time, held-out errors',
+    quick: true,
+    load: () => import('./calibration'),
+  },
 };
 
 async function main(): Promise<void> {

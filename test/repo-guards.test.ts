@@ -41,7 +41,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['schedule', 'stats', 'run'], //            when requests are sent; percentiles and summaries; run files
   ['workload', 'vllm', 'observe', 'view', 'exchange'], // what is sent; serve flags + launching; /metrics, nvidia-smi; figures, tables; vllm bench result files
   ['sim', 'runner'], //                       the simulated vLLM (its own process); one measured run
-  ['calibrate', 'sweep'], //                  measuring the measurer (models a step with sim's cost); sweeps of runs
+  ['calibrate', 'sweep', 'fit'], //           measuring the measurer (models a step with sim's cost); sweeps of runs; fitting the cost model to a server
   ['lesson'], //                              what notebooks call: measure, openTarget, helpers
   ['report'], //                              standalone HTML/CSV reports and run comparisons
   ['cli'], //                                 the loadlab command

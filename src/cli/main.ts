@@ -1,5 +1,5 @@
 /**
- * The `loadlab` command: `loadlab sim …`, `run …`, `sweep …`, `report …`, `compare …`, `import …`,
+ * The `loadlab` command: `loadlab sim …`, `run …`, `sweep …`, `report …`, `compare …`, `import …`, `calibrate …`,
  * `lessons …`, `doctor`, `--help`, `--version`. Subcommands are imported lazily, so `loadlab run` never
  * loads the simulator.
  * `main` returns an exit code, or `undefined` when a subcommand keeps running (the simulator
@@ -24,6 +24,7 @@ Usage:
   loadlab import FILE --out DIR     a vllm bench serve result (--save-detailed) as a run folder
   loadlab report DIR [--out F]      write a standalone HTML report (offline) and CSV of a run or sweep folder
   loadlab compare A B … [--json]    runs side by side with intervals; says which differences are real
+  loadlab calibrate --base-url URL --out FILE  fit the simulator's cost model to a server (a profile file)
   loadlab lessons [--only 02,burst] execute the notebook lessons headless (tslab) into data/executed/
   loadlab doctor [--json]           check that this machine is ready for the lessons (each failure names its fix)
   loadlab --help | -h               this help;  loadlab <command> --help for a command's flags
@@ -88,6 +89,10 @@ export async function main(
       const { compareCommand } = await import('./compare');
       return compareCommand(rest, io);
     }
+    case 'calibrate': {
+      const { calibrateCommand } = await import('./calibrate');
+      return calibrateCommand(rest, io);
+    }
     case 'lessons': {
       const { lessonsCommand } = await import('./lessons');
       try {
@@ -104,7 +109,7 @@ export async function main(
     }
     default:
       io.stderr.write(
-        `loadlab: unknown command '${cmd}'. Commands: sim, run, sweep, report, compare, import, lessons, doctor (see loadlab --help).\n`,
+        `loadlab: unknown command '${cmd}'. Commands: sim, run, sweep, report, compare, import, calibrate, lessons, doctor (see loadlab --help).\n`,
       );
       return 2;
   }
