@@ -121,30 +121,12 @@ export {
   type PrefixOptions,
   type SpecOptions,
 } from './workload/workload';
-export {
-  loadDataset,
-  DATASET_NAMES,
-  DatasetError,
-  type LoadDatasetOptions,
-  type LoadedDataset,
-  type DatasetName,
-} from './workload/datasets/index';
+export { loadDataset, DATASET_NAMES, DatasetError } from './workload/datasets/index';
+export type { LoadDatasetOptions, LoadedDataset, DatasetName } from './workload/datasets/index';
 
 // 5. When it is sent: load shapes.
-export {
-  burst,
-  closedLoop,
-  openLoop,
-  timeline,
-  describeShape,
-  validateShape,
-  type BurstShape,
-  type ClosedShape,
-  type LoadShape,
-  type OpenShape,
-  type TimelineEntry,
-  type TimelineShape,
-} from './schedule/shapes';
+export { burst, closedLoop, openLoop, timeline, describeShape, validateShape } from './schedule/shapes';
+export type { BurstShape, ClosedShape, LoadShape, OpenShape, TimelineEntry, TimelineShape } from './schedule/shapes';
 export { sessions, turnSpec, type SessionScript, type SessionsShape } from './schedule/sessions';
 export { runSessions, type SessionsReport } from './schedule/session-driver';
 export { sessionScripts, sessionScriptOf } from './workload/datasets/sharegpt';
@@ -163,6 +145,16 @@ export {
   type CalibrationPass,
   type ClientCalibration,
 } from './calibrate/calibrate';
+
+// Fitting the simulator to a server (`loadlab calibrate`), and predicting with the fitted profile.
+export {
+  calibrate as calibrateProfile,
+  type CalibrationResult,
+  type CalibrateOptions as CalibrateProfileOptions,
+} from './fit/calibration';
+export { calibratedDocument } from './fit/profile-doc';
+export { hiddenProfile } from './fit/hidden-profile';
+export { predictClosedLoop, predictTtftMix } from './fit/predict';
 
 // Sweeps: one run per load point, the knee, saturation and capacity under SLOs.
 export { runSweep, type RunSweepOptions, type PointJob } from './sweep/run-sweep';
