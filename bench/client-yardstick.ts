@@ -1,0 +1,135 @@
+/**
+ * A fair yardstick for the client: four readers side by side against the same step-loop server
+ * (the null server, src/calibrate/null-server.ts, in its own process: one timer steps every
+ * stream together, one token chunk per stream per step, like one engine step), in one run:
+ * bare `net` (the floor), undici with a stamp-only handler, LoadLab's client, and an aiohttp
+ * client timed like `vllm bench serve` (bench/aiohttp_reader.py; skipped with a message when
+ * Debian's python3-aiohttp is absent). See bench/yard-readers.ts for each reader.
+ *
+ * Full run: 128 streams × 600 tokens at 10 ms gaps, two rounds (the order of readers is the same
+ * each round); `--quick`: 32 streams × 100 tokens, one round. For each reader and round:
+ * - CPU per token event (µs) = reader CPU over the pass / (streams × tokens), and its ratio to
+ *   the bare reader's in the SAME round;
+ * - ITL p99 as the reader sees it, beside the true gap: the p99 of the server's own send-time
+ *   gaps for the same streams (`GET /sent`);
+ * - event-loop delay p99 (Node readers; `perf_hooks.monitorEventLoopDelay`, 1 ms resolution).
+ * Every line carries the 1-minute load average at the end of the pass.
+ */
+import { loadavg } from 'node:os';
+import { spawnNullServer, type NullServerChild } from '../src/calibrate/null-server';
+import { dist, getJson, loadLine, machine, round, type BenchOptions, type BenchResult, type Dist } from './common';
+import {
+  aiohttpMissing,
+  aiohttpReader,
+  bareReader,
+  oursReader,
+  undiciReader,
+  type PassSpec,
+  type ReaderPass,
+} from './yard-readers';
+
+const FULL = { streams: 128, tokens: 600, gapMs: 10, rounds: 2 };
+const QUICK = { streams: 32, tokens: 100, gapMs: 10, rounds: 1 };
+
+const READERS = { bare: bareReader, undici: undiciReader, ours: oursReader, aiohttp: aiohttpReader };
+type ReaderName = keyof typeof READERS;
+
+/** One reader's figures in one round. */
+export interface YardRow {
+  reader: ReaderName;
+  round: number;
+  cpuUsPerEvent: number;
+  /** CPU per event / the bare reader's in the same round. */
+  ratioToBare: number;
+  itlMs: Dist;
+  /** The server's send gaps for the same streams, ms (the true gap). */
+  trueGapMs: Dist;
+  loopDelayP99Ms: number | null;
+  ok: number;
+  cpuPercentOfOneCore: number;
+  processCpuMs?: number;
+  loadAverage1m: number;
+}
+
+/** Send gaps of the server for ids starting with `prefix` (from `GET /sent`), ms. */
+async function sentGaps(src: NullServerChild, prefix: string): Promise<number[]> {
+  const sent = await getJson<Record<string, number[]>>(`${src.baseUrl}/sent`);
+  const out: number[] = [];
+  for (const [id, t] of Object.entries(sent)) {
+    if (!id.startsWith(`${prefix}-`)) continue;
+    for (let k = 1; k < t.length; k++) out.push(t[k] - t[k - 1]);
+  }
+  return out;
+}
+
+function line(r: YardRow): string {
+  const loop = r.loopDelayP99Ms === null ? 'n/a' : `${r.loopDelayP99Ms} ms`;
+  return (
+    `round ${r.round} ${r.reader.padEnd(7)} CPU ${r.cpuUsPerEvent} µs/event (${r.ratioToBare}× bare, ${r.cpuPercentOfOneCore} % of a core), ` +
+    `ITL p50 ${r.itlMs.p50} / p99 ${r.itlMs.p99} ms vs true gap p99 ${r.trueGapMs.p99} ms, loop delay p99 ${loop}, ` +
+    `ok ${r.ok}${r.processCpuMs !== undefined ? `, whole process ${round(r.processCpuMs, 0)} ms CPU` : ''} [load ${r.loadAverage1m}]`
+  );
+}
+
+/** Run the yardstick (`quick`: 32 × 100, one round). */
+export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
+  const size = opts.quick ? QUICK : FULL;
+  const machineBefore = machine();
+  const lines: string[] = [];
+  const missing = await aiohttpMissing();
+  const names = (Object.keys(READERS) as ReaderName[]).filter((n) => n !== 'aiohttp' || missing === undefined);
+  if (missing !== undefined) lines.push(`aiohttp reader skipped: ${missing}`);
+  const src = await spawnNullServer();
+  const rows: YardRow[] = [];
+  try {
+    // Warm-up: JIT-compile every Node reader's path before anything is measured.
+    for (const n of names.filter((x) => x !== 'aiohttp')) {
+      await READERS[n]({ baseUrl: src.baseUrl, port: src.port, streams: 16, tokens: 100, gapMs: 2, prefix: `warm-${n}` });
+    }
+    await getJson(`${src.baseUrl}/sent`);
+    for (let rnd = 1; rnd <= size.rounds; rnd++) {
+      let bareUs = NaN;
+      for (const reader of names) {
+        const p: PassSpec = { baseUrl: src.baseUrl, port: src.port, ...size, prefix: `${reader}-${rnd}` };
+        const r: ReaderPass = await READERS[reader](p);
+        const events = size.streams * size.tokens;
+        const us = (r.cpuMs * 1000) / events;
+        if (reader === 'bare') bareUs = us;
+        const row: YardRow = {
+          reader,
+          round: rnd,
+          cpuUsPerEvent: round(us, 2),
+          ratioToBare: round(us / bareUs, 2),
+          itlMs: dist(r.itlMs),
+          trueGapMs: dist(await sentGaps(src, p.prefix)),
+          loopDelayP99Ms: Number.isNaN(r.loopDelayP99Ms) ? null : round(r.loopDelayP99Ms),
+          ok: r.ok,
+          cpuPercentOfOneCore: round((r.cpuMs / r.wallMs) * 100, 1),
+          loadAverage1m: round(loadavg()[0], 2),
+        };
+        if (r.processCpuMs !== undefined) row.processCpuMs = r.processCpuMs;
+        rows.push(row);
+        lines.push(line(row));
+      }
+    }
+  } finally {
+    await src.stop();
+  }
+  lines.push(loadLine());
+  return { name: 'yard-client', lines, targets: targets(rows), data: { size, rows }, machineBefore, machineAfter: machine() };
+}
+
+/** The issue's targets, judged on the best round of each (the round least disturbed by other work). */
+function targets(rows: YardRow[]): BenchResult['targets'] {
+  const ours = rows.filter((r) => r.reader === 'ours');
+  const best = (k: (r: YardRow) => number) => Math.min(...ours.map(k));
+  const ratio = best((r) => r.ratioToBare);
+  const itl = best((r) => r.itlMs.p99);
+  const loop = best((r) => r.loopDelayP99Ms ?? Infinity);
+  const at = ours.map((r) => r.loadAverage1m).join(', ');
+  return [
+    { target: 'client CPU per token event ≤ 1.2× the bare net reader (same round)', measured: `${ratio}× [load ${at}]`, met: ratio <= 1.2 },
+    { target: 'client ITL p99 ≤ 12 ms at a true 10 ms gap', measured: `${itl} ms [load ${at}]`, met: itl <= 12 },
+    { target: 'client event-loop delay p99 ≤ 2 ms', measured: `${loop} ms [load ${at}]`, met: loop <= 2 },
+  ];
+}
