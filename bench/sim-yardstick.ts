@@ -45,7 +45,7 @@ async function captureChunks(sim: SimHandle, gapMs: number): Promise<BareWriterC
   });
   const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: ') && e !== 'data: [DONE]');
   const role = events.find((e) => e.includes('"role"'));
-  const usage = events.findLast((e) => e.includes('"choices":[]'));
+  const usage = [...events].reverse().find((e) => e.includes('"choices":[]'));
   if (!role || !usage || events.length < 5) throw new Error(`sim yardstick: unexpected stream from the simulator: ${events.join(' | ')}`);
   return { role: `${role}\n\n`, token: `${events[2]}\n\n`, usage: `${usage}\n\n`, gapMs };
 }

@@ -91,7 +91,7 @@ export async function bareReader(p: PassSpec): Promise<ReaderPass> {
       { length: p.streams },
       () =>
         new Promise<Socket>((resolve, reject) => {
-          const s = connect({ port: p.port, host: '127.0.0.1', noDelay: true }, () => resolve(s));
+          const s: Socket = connect({ port: p.port, host: '127.0.0.1', noDelay: true }, () => resolve(s));
           s.once('error', reject);
         }),
     ),
