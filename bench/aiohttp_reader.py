@@ -9,7 +9,7 @@ Deviation: the session is opened and every connection warmed before the timed pa
 are not in the figures (LoadLab's readers are warmed the same way).
 
 Usage: /usr/bin/python3 bench/aiohttp_reader.py '<json>' with base_url, model, streams, tokens,
-gap_ms, prefix. Prints one JSON line: cpu_s (getrusage user+sys over the timed pass),
+gap_ms, prefix. Prints one JSON line: cpu_s (getrusage user+sys over the timed pass), sys_s (its system part),
 process_cpu_s (the whole process, start-up included), wall_s, events, itl_ms, ok, errors.
 """
 
@@ -26,6 +26,10 @@ import aiohttp
 def cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
+
+
+def sys_s() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
 
 def split_messages(state: dict, data: bytes) -> list:
@@ -103,16 +107,17 @@ async def main(cfg: dict) -> dict:
         warm = [one(session, url, body(1, 0), {"x-request-id": f"aw-{i}"}, []) for i in range(streams)]
         await asyncio.gather(*warm)
         itl: list = []
-        c0, w0 = cpu_s(), time.perf_counter()
+        c0, s0, w0 = cpu_s(), sys_s(), time.perf_counter()
         jobs = [
             one(session, url, body(cfg["tokens"], cfg["gap_ms"]), {"x-request-id": f"{cfg['prefix']}-{i}"}, itl)
             for i in range(streams)
         ]
         res = await asyncio.gather(*jobs, return_exceptions=True)
-        c1, w1 = cpu_s(), time.perf_counter()
+        c1, s1, w1 = cpu_s(), sys_s(), time.perf_counter()
     errors = [str(r) for r in res if isinstance(r, BaseException)]
     return {
         "cpu_s": c1 - c0,
+        "sys_s": s1 - s0,
         "wall_s": w1 - w0,
         "events": sum(r for r in res if isinstance(r, int)),
         "ok": streams - len(errors),

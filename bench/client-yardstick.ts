@@ -39,6 +39,8 @@ export interface YardRow {
   reader: ReaderName;
   round: number;
   cpuUsPerEvent: number;
+  /** Of it, kernel (system) time, µs per event. */
+  systemUsPerEvent: number;
   /** CPU per event / the bare reader's in the same round. */
   ratioToBare: number;
   itlMs: Dist;
@@ -65,7 +67,7 @@ async function sentGaps(src: NullServerChild, prefix: string): Promise<number[]>
 function line(r: YardRow): string {
   const loop = r.loopDelayP99Ms === null ? 'n/a' : `${r.loopDelayP99Ms} ms`;
   return (
-    `round ${r.round} ${r.reader.padEnd(7)} CPU ${r.cpuUsPerEvent} µs/event (${r.ratioToBare}× bare, ${r.cpuPercentOfOneCore} % of a core), ` +
+    `round ${r.round} ${r.reader.padEnd(7)} CPU ${r.cpuUsPerEvent} µs/event (kernel ${r.systemUsPerEvent}; ${r.ratioToBare}× bare, ${r.cpuPercentOfOneCore} % of a core), ` +
     `ITL p50 ${r.itlMs.p50} / p99 ${r.itlMs.p99} ms vs true gap p99 ${r.trueGapMs.p99} ms, loop delay p99 ${loop}, ` +
     `ok ${r.ok}${r.processCpuMs !== undefined ? `, whole process ${round(r.processCpuMs, 0)} ms CPU` : ''} [load ${r.loadAverage1m}]`
   );
@@ -99,6 +101,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
           reader,
           round: rnd,
           cpuUsPerEvent: round(us, 2),
+          systemUsPerEvent: round((r.systemMs * 1000) / events, 2),
           ratioToBare: round(us / bareUs, 2),
           itlMs: dist(r.itlMs),
           trueGapMs: dist(await sentGaps(src, p.prefix)),

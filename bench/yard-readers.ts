@@ -28,6 +28,8 @@ export interface ReaderPass {
   loopDelayP99Ms: number;
   /** Streams that ended cleanly. */
   ok: number;
+  /** Of `cpuMs`, the kernel's (system time), ms. */
+  systemMs: number;
   /** Whole process CPU, start-up included (Python reader only), ms. */
   processCpuMs?: number;
 }
@@ -69,7 +71,7 @@ async function timed(fn: () => Promise<{ stamps: number[][]; ok: number }>): Pro
   const c = process.cpuUsage(c0);
   const wallMs = performance.now() - w0;
   h.disable();
-  return { cpuMs: (c.user + c.system) / 1000, wallMs, itlMs: gaps(stamps), loopDelayP99Ms: h.percentile(99) / 1e6, ok };
+  return { cpuMs: (c.user + c.system) / 1000, systemMs: c.system / 1000, wallMs, itlMs: gaps(stamps), loopDelayP99Ms: h.percentile(99) / 1e6, ok };
 }
 
 function request(p: PassSpec, id: string, tokens: number, gapMs: number, close: boolean): string {
@@ -205,6 +207,6 @@ export async function aiohttpReader(p: PassSpec): Promise<ReaderPass> {
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   if (code !== 0) throw new Error(`aiohttp reader exited with ${code}: ${err.slice(-600)}`);
-  const r = JSON.parse(out) as { cpu_s: number; wall_s: number; itl_ms: number[]; ok: number; process_cpu_s: number };
-  return { cpuMs: r.cpu_s * 1000, wallMs: r.wall_s * 1000, itlMs: r.itl_ms, loopDelayP99Ms: NaN, ok: r.ok, processCpuMs: r.process_cpu_s * 1000 };
+  const r = JSON.parse(out) as { cpu_s: number; sys_s: number; wall_s: number; itl_ms: number[]; ok: number; process_cpu_s: number };
+  return { cpuMs: r.cpu_s * 1000, systemMs: r.sys_s * 1000, wallMs: r.wall_s * 1000, itlMs: r.itl_ms, loopDelayP99Ms: NaN, ok: r.ok, processCpuMs: r.process_cpu_s * 1000 };
 }
