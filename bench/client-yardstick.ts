@@ -122,17 +122,29 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   return { name: 'yard-client', lines, targets: targets(rows), data: { size, rows }, machineBefore, machineAfter: machine() };
 }
 
-/** The issue's targets, judged on the best round of each (the round least disturbed by other work). */
+/**
+ * The issue's targets, judged on the best round of each (the round least disturbed by other work);
+ * each names the bare reader's figure of the same kind, the floor on this machine in this run.
+ */
 function targets(rows: YardRow[]): BenchResult['targets'] {
-  const ours = rows.filter((r) => r.reader === 'ours');
-  const best = (k: (r: YardRow) => number) => Math.min(...ours.map(k));
-  const ratio = best((r) => r.ratioToBare);
-  const itl = best((r) => r.itlMs.p99);
-  const loop = best((r) => r.loopDelayP99Ms ?? Infinity);
-  const at = ours.map((r) => r.loadAverage1m).join(', ');
+  const of = (reader: ReaderName) => rows.filter((r) => r.reader === reader);
+  const best = (reader: ReaderName, k: (r: YardRow) => number) => Math.min(...of(reader).map(k));
+  const ratio = best('ours', (r) => r.ratioToBare);
+  const itl = best('ours', (r) => r.itlMs.p99);
+  const loop = best('ours', (r) => r.loopDelayP99Ms ?? Infinity);
+  const over = best('ours', (r) => round(r.itlMs.p99 - r.trueGapMs.p99));
+  const at = of('ours').map((r) => r.loadAverage1m).join(', ');
   return [
     { target: 'client CPU per token event ≤ 1.2× the bare net reader (same round)', measured: `${ratio}× [load ${at}]`, met: ratio <= 1.2 },
-    { target: 'client ITL p99 ≤ 12 ms at a true 10 ms gap', measured: `${itl} ms [load ${at}]`, met: itl <= 12 },
-    { target: 'client event-loop delay p99 ≤ 2 ms', measured: `${loop} ms [load ${at}]`, met: loop <= 2 },
+    {
+      target: 'client ITL p99 ≤ 12 ms at a true 10 ms gap',
+      measured: `${itl} ms; the server's own send-gap p99 in that pass is the floor: ours exceeds it by ${over} ms, bare by ${best('bare', (r) => round(r.itlMs.p99 - r.trueGapMs.p99))} ms [load ${at}]`,
+      met: itl <= 12,
+    },
+    {
+      target: 'client event-loop delay p99 ≤ 2 ms',
+      measured: `${loop} ms (bare reader ${best('bare', (r) => r.loopDelayP99Ms ?? Infinity)} ms) [load ${at}]`,
+      met: loop <= 2,
+    },
   ];
 }
