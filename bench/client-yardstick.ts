@@ -6,8 +6,8 @@
  * client timed like `vllm bench serve` (bench/aiohttp_reader.py; skipped with a message when
  * Debian's python3-aiohttp is absent). See bench/yard-readers.ts for each reader.
  *
- * Full run: 128 streams × 600 tokens at 10 ms gaps, two rounds (the order of readers is the same
- * each round); `--quick`: 32 streams × 100 tokens, one round. For each reader and round:
+ * Full run: 128 streams × 600 tokens at 10 ms gaps, three rounds (the order of readers is the same
+ * each round; targets are judged on the median round, as one pass moves by ±20 % on a shared VM); `--quick`: 32 streams × 100 tokens, one round. For each reader and round:
  * - CPU per token event (µs) = reader CPU over the pass / (streams × tokens), and its ratio to
  *   the bare reader's in the SAME round;
  * - ITL p99 as the reader sees it, beside the true gap: the p99 of the server's own send-time
@@ -28,7 +28,7 @@ import {
   type ReaderPass,
 } from './yard-readers';
 
-const FULL = { streams: 128, tokens: 600, gapMs: 10, rounds: 2 };
+const FULL = { streams: 128, tokens: 600, gapMs: 10, rounds: 3 };
 const QUICK = { streams: 32, tokens: 100, gapMs: 10, rounds: 1 };
 
 const READERS = { bare: bareReader, undici: undiciReader, ours: oursReader, aiohttp: aiohttpReader };
@@ -123,27 +123,34 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
 }
 
 /**
- * The issue's targets, judged on the best round of each (the round least disturbed by other work);
+ * The issue's targets, judged on the median over rounds (one pass moves by ±20 % here);
  * each names the bare reader's figure of the same kind, the floor on this machine in this run.
  */
+/** Median (mean of the middle two when even). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : round((s[m - 1] + s[m]) / 2);
+}
+
 function targets(rows: YardRow[]): BenchResult['targets'] {
   const of = (reader: ReaderName) => rows.filter((r) => r.reader === reader);
-  const best = (reader: ReaderName, k: (r: YardRow) => number) => Math.min(...of(reader).map(k));
-  const ratio = best('ours', (r) => r.ratioToBare);
-  const itl = best('ours', (r) => r.itlMs.p99);
-  const loop = best('ours', (r) => r.loopDelayP99Ms ?? Infinity);
-  const over = best('ours', (r) => round(r.itlMs.p99 - r.trueGapMs.p99));
+  const mid = (reader: ReaderName, k: (r: YardRow) => number) => median(of(reader).map(k));
+  const ratio = mid('ours', (r) => r.ratioToBare);
+  const itl = mid('ours', (r) => r.itlMs.p99);
+  const loop = mid('ours', (r) => r.loopDelayP99Ms ?? Infinity);
+  const over = mid('ours', (r) => round(r.itlMs.p99 - r.trueGapMs.p99));
   const at = of('ours').map((r) => r.loadAverage1m).join(', ');
   return [
     { target: 'client CPU per token event ≤ 1.2× the bare net reader (same round)', measured: `${ratio}× [load ${at}]`, met: ratio <= 1.2 },
     {
       target: 'client ITL p99 ≤ 12 ms at a true 10 ms gap',
-      measured: `${itl} ms; the server's own send-gap p99 in that pass is the floor: ours exceeds it by ${over} ms, bare by ${best('bare', (r) => round(r.itlMs.p99 - r.trueGapMs.p99))} ms [load ${at}]`,
+      measured: `${itl} ms; the server's own send-gap p99 is the floor: ours exceeds it by ${over} ms, bare by ${mid('bare', (r) => round(r.itlMs.p99 - r.trueGapMs.p99))} ms [load ${at}]`,
       met: itl <= 12,
     },
     {
       target: 'client event-loop delay p99 ≤ 2 ms',
-      measured: `${loop} ms (bare reader ${best('bare', (r) => r.loopDelayP99Ms ?? Infinity)} ms) [load ${at}]`,
+      measured: `${loop} ms (bare reader ${mid('bare', (r) => r.loopDelayP99Ms ?? Infinity)} ms) [load ${at}]`,
       met: loop <= 2,
     },
   ];
