@@ -6,7 +6,7 @@
  * client timed like `vllm bench serve` (bench/aiohttp_reader.py; skipped with a message when
  * Debian's python3-aiohttp is absent). See bench/yard-readers.ts for each reader.
  *
- * Full run: 128 streams × 600 tokens at 10 ms gaps, three rounds (the order of readers is the same
+ * Full run: 128 streams × 600 tokens at 10 ms gaps, three rounds (the order of readers rotates
  * each round; targets are judged on the median round, as one pass moves by ±20 % on a shared VM); `--quick`: 32 streams × 100 tokens, one round. For each reader and round:
  * - CPU per token event (µs) = reader CPU over the pass / (streams × tokens), and its ratio to
  *   the bare reader's in the SAME round;
@@ -73,6 +73,25 @@ function line(r: YardRow): string {
   );
 }
 
+/** One reader's row (its ratio to bare is filled in once the round is done). */
+async function row(src: NullServerChild, reader: ReaderName, rnd: number, r: ReaderPass, events: number, prefix: string): Promise<YardRow> {
+  const out: YardRow = {
+    reader,
+    round: rnd,
+    cpuUsPerEvent: round((r.cpuMs * 1000) / events, 2),
+    systemUsPerEvent: round((r.systemMs * 1000) / events, 2),
+    ratioToBare: NaN,
+    itlMs: dist(r.itlMs),
+    trueGapMs: dist(await sentGaps(src, prefix)),
+    loopDelayP99Ms: Number.isNaN(r.loopDelayP99Ms) ? null : round(r.loopDelayP99Ms),
+    ok: r.ok,
+    cpuPercentOfOneCore: round((r.cpuMs / r.wallMs) * 100, 1),
+    loadAverage1m: round(loadavg()[0], 2),
+  };
+  if (r.processCpuMs !== undefined) out.processCpuMs = r.processCpuMs;
+  return out;
+}
+
 /** Run the yardstick (`quick`: 32 × 100, one round). */
 export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   const size = opts.quick ? QUICK : FULL;
@@ -90,29 +109,19 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     }
     await getJson(`${src.baseUrl}/sent`);
     for (let rnd = 1; rnd <= size.rounds; rnd++) {
-      let bareUs = NaN;
-      for (const reader of names) {
+      // The order rotates each round, so no reader always follows the same one as the load drifts.
+      const order = names.map((_, i) => names[(i + rnd - 1) % names.length]);
+      const round1: YardRow[] = [];
+      for (const reader of order) {
         const p: PassSpec = { baseUrl: src.baseUrl, port: src.port, ...size, prefix: `${reader}-${rnd}` };
         const r: ReaderPass = await READERS[reader](p);
-        const events = size.streams * size.tokens;
-        const us = (r.cpuMs * 1000) / events;
-        if (reader === 'bare') bareUs = us;
-        const row: YardRow = {
-          reader,
-          round: rnd,
-          cpuUsPerEvent: round(us, 2),
-          systemUsPerEvent: round((r.systemMs * 1000) / events, 2),
-          ratioToBare: round(us / bareUs, 2),
-          itlMs: dist(r.itlMs),
-          trueGapMs: dist(await sentGaps(src, p.prefix)),
-          loopDelayP99Ms: Number.isNaN(r.loopDelayP99Ms) ? null : round(r.loopDelayP99Ms),
-          ok: r.ok,
-          cpuPercentOfOneCore: round((r.cpuMs / r.wallMs) * 100, 1),
-          loadAverage1m: round(loadavg()[0], 2),
-        };
-        if (r.processCpuMs !== undefined) row.processCpuMs = r.processCpuMs;
-        rows.push(row);
-        lines.push(line(row));
+        round1.push(await row(src, reader, rnd, r, size.streams * size.tokens, p.prefix));
+      }
+      const bareUs = round1.find((r) => r.reader === 'bare')!.cpuUsPerEvent;
+      for (const r of round1) {
+        r.ratioToBare = round(r.cpuUsPerEvent / bareUs, 2);
+        rows.push(r);
+        lines.push(line(r));
       }
     }
   } finally {
