@@ -4,7 +4,7 @@
  * (plus a line in `bench/results/history.jsonl`). Figures on a shared machine are noisy: every
  * result carries the load average before and after, and `--quiet=1.5` waits (≤ 5 min per
  * benchmark) until the 1-minute load average is at most 1.5 before starting each one.
- * `--quick` is a smoke run of the benchmarks that have one (client, arrivals: every pass shorter);
+ * `--quick` is a smoke run of the benchmarks that have one (client, arrivals, yard, yard-sim: every pass shorter);
  * its figures are printed but not written to bench/results, so they never stand in for a full run's.
  */
 
