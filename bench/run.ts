@@ -4,7 +4,7 @@
  * (plus a line in `bench/results/history.jsonl`). Figures on a shared machine are noisy: every
  * result carries the load average before and after, and `--quiet=1.5` waits (≤ 5 min per
  * benchmark) until the 1-minute load average is at most 1.5 before starting each one.
- * `--quick` is a smoke run of the benchmarks that have one (client, arrivals: every pass shorter);
+ * `--quick` is a smoke run of the benchmarks that have one (client, arrivals, yard, yard-sim: every pass shorter);
  * its figures are printed but not written to bench/results, so they never stand in for a full run's.
  */
 
@@ -22,6 +22,8 @@ const BENCHES: Record<
   },
   arrivals: { about: 'open-loop arrival accuracy at 10, 100, 1000 req/s', quick: true, load: () => import('./arrivals') },
   sim: { about: 'simulator real-time fidelity at 1, 32, 128, 256 streams', load: () => import('./sim-fidelity') },
+  yard: { about: 'client yardstick: ours vs bare net, undici, aiohttp (CPU/event, ITL p99)', quick: true, load: () => import('./client-yardstick') },
+  'yard-sim': { about: 'simulator yardstick: CPU/token vs a bare writer, step lateness p99 at 128 and 256', quick: true, load: () => import('./sim-yardstick') },
   parse: { about: 'SSE stamping+parsing cost per event, stats over 100k samples', load: () => import('./parse-stats') },
   calibration: {
     about: 'loadlab calibrate vs hidden simulator profiles: wall time, held-out errors',

@@ -4,7 +4,8 @@
  * parsing, and hands over the stamp, so tests can script arrival times exactly.
  *
  * Every SSE event gets the arrival time of the network chunk that completed it. Parsing is
- * incremental (eventsource-parser), then one `JSON.parse` per event.
+ * incremental (eventsource-parser), then one `JSON.parse` per event; a network chunk that is one
+ * plain chat token chunk of vLLM's exact shape skips both (`./fast-chunk.ts`).
  *
  * What counts (vLLM fact sheet §1, §7):
  * - a *chunk* is an event whose `choices` is non-empty; the first one sets `firstChunkMs`
@@ -25,20 +26,12 @@
 import { createParser, type EventSourceMessage, type EventSourceParser, type ParseError } from 'eventsource-parser';
 import { StringDecoder } from 'node:string_decoder';
 import type { Api, ErrorCode, RequestError, RequestRecord } from '../types';
-import { choiceContent, choiceHasText, isObj, preview, readUsage } from './chunk';
+import { choiceContent, choiceHasText, isObj, preview, readUsage, type ChunkUsage } from './chunk';
+import { tokenChunkEvent, type TokenChunkFields } from './fast-chunk';
 import { describeStreamError } from './errors';
-import { deriveMetrics } from './metrics';
+import { timerRecord, type RecordMeta } from './timer-record';
 
-/** Per-request identity fields that the timer does not measure. */
-export interface RecordMeta extends Pick<RequestRecord, 'session' | 'turn'> {
-  index: number;
-  requestId: string;
-  /** Default false. */
-  warmup?: boolean;
-  tag?: string;
-  /** When the load shape wanted the request sent, ms on the run clock. */
-  intendedStartMs: number;
-}
+export type { RecordMeta } from './timer-record';
 
 /** Largest SSE event the parser buffers, in characters (16 Mi); beyond it the stream is `parse`. */
 export const MAX_EVENT_CHARS = 16 * 1024 * 1024;
@@ -74,6 +67,8 @@ export class StreamTimer {
 
   private lastCompletionTokens = 0;
   private t = 0;
+  /** The parser buffers nothing (its last text ended with a blank line); false until its first feed (BOM handling). */
+  private atBoundary = false;
   private decoder: StringDecoder | undefined;
   private readonly parser: EventSourceParser;
 
@@ -118,7 +113,13 @@ export class StreamTimer {
       this.decoder ??= new StringDecoder('utf8');
       text = this.decoder.write(chunk as Buffer);
     }
-    if (text.length > 0) this.parser.feed(text);
+    if (text.length === 0) return;
+    // Fast path (./fast-chunk.ts): the parser buffers nothing and the text is one plain token chunk.
+    const f = this.atBoundary && this.textParts === undefined ? tokenChunkEvent(text) : undefined;
+    if (f !== undefined) return this.onTokenChunk(f);
+    this.parser.feed(text);
+    // After text that ends with a blank line the parser has dispatched or dropped every event and buffers nothing.
+    this.atBoundary = text.endsWith('\n\n');
   }
 
   /** The body ended (cleanly) at `t`; without `[DONE]` that is `incomplete`. */
@@ -144,34 +145,7 @@ export class StreamTimer {
 
   /** The finished record, derived metrics included. `ok` means `[DONE]` and no error. Unknown fields are left out. */
   toRecord(meta: RecordMeta): RequestRecord {
-    const r: RequestRecord = {
-      index: meta.index,
-      requestId: meta.requestId,
-      warmup: meta.warmup ?? false,
-      ok: this.done && this.error === undefined,
-      api: this.api,
-      intendedStartMs: meta.intendedStartMs,
-      startMs: this.startMs,
-      chunkMs: this.chunkMs,
-      chunkTokens: this.chunkTokens,
-      endMs: this.endMs ?? this.now(),
-      itlMs: [],
-      queueMs: 0,
-    };
-    // Optional fields only when known: no `undefined` keys in JSONL or in toEqual.
-    if (meta.tag !== undefined) r.tag = meta.tag;
-    if (meta.session !== undefined) Object.assign(r, { session: meta.session, turn: meta.turn });
-    if (this.status !== undefined) r.status = this.status;
-    if (this.headersMs !== undefined) r.headersMs = this.headersMs;
-    if (this.firstChunkMs !== undefined) r.firstChunkMs = this.firstChunkMs;
-    if (this.firstTokenMs !== undefined) r.firstTokenMs = this.firstTokenMs;
-    if (this.promptTokens !== undefined) r.promptTokens = this.promptTokens;
-    const out = this.outputTokens;
-    if (out !== undefined) r.outputTokens = out;
-    if (this.cachedTokens !== undefined) r.cachedTokens = this.cachedTokens;
-    if (this.finishReason !== undefined) r.finishReason = this.finishReason;
-    if (this.error !== undefined) r.error = this.error;
-    return Object.assign(r, deriveMetrics(r));
+    return timerRecord(this, meta, this.endMs ?? this.now());
   }
 
   private finish(t: number): void {
@@ -211,28 +185,43 @@ export class StreamTimer {
     }
     const choices = obj.choices;
     const hasChoices = Array.isArray(choices) && choices.length > 0;
-    let rise = 0;
-    let counted = false;
     const usage = readUsage(obj.usage);
-    if (usage.promptTokens !== undefined) this.promptTokens = usage.promptTokens;
-    if (usage.cachedTokens !== undefined) this.cachedTokens = usage.cachedTokens;
-    if (usage.completionTokens !== undefined) {
-      this.usageOutputTokens = usage.completionTokens;
-      // Continuous usage: a running count per chunk. The `choices: []` usage chunk only
-      // repeats the total, so only chunks with choices count as token carriers.
-      if (hasChoices) {
-        counted = true;
-        rise = usage.completionTokens - this.lastCompletionTokens;
-        this.lastCompletionTokens = usage.completionTokens;
-      }
+    this.usage(usage);
+    if (!hasChoices) {
+      if (usage.completionTokens !== undefined) this.usageOutputTokens = usage.completionTokens;
+      return;
     }
-    if (!hasChoices) return;
-    if (this.firstChunkMs === undefined) this.firstChunkMs = t;
     const c = (choices as unknown[])[0];
-    if (!isObj(c)) return;
-    if (typeof c.finish_reason === 'string') this.finishReason = c.finish_reason;
-    this.textParts?.push(choiceContent(c, this.api));
-    if (rise > 0 || choiceHasText(c, this.api)) {
+    if (isObj(c)) {
+      if (typeof c.finish_reason === 'string') this.finishReason = c.finish_reason;
+      this.textParts?.push(choiceContent(c, this.api));
+    }
+    this.choiceChunk(t, usage.completionTokens, isObj(c) && choiceHasText(c, this.api), isObj(c));
+  }
+
+  /** A token chunk read by the fast path (finish_reason null, first choice an object; see ./fast-chunk.ts). */
+  private onTokenChunk(f: TokenChunkFields): void {
+    this.usage(f);
+    this.choiceChunk(this.t, f.completionTokens, f.hasText, true);
+  }
+
+  private usage(u: ChunkUsage): void {
+    if (u.promptTokens !== undefined) this.promptTokens = u.promptTokens;
+    if (u.cachedTokens !== undefined) this.cachedTokens = u.cachedTokens;
+  }
+
+  /** A chunk with choices at `t`; continuous usage (`completion`) counts only here, the `choices: []` chunk repeats the total. */
+  private choiceChunk(t: number, completion: number | undefined, hasText: boolean, isChoice: boolean): void {
+    let rise = 0;
+    const counted = completion !== undefined;
+    if (counted) {
+      this.usageOutputTokens = completion;
+      rise = completion - this.lastCompletionTokens;
+      this.lastCompletionTokens = completion;
+    }
+    if (this.firstChunkMs === undefined) this.firstChunkMs = t;
+    if (!isChoice) return;
+    if (rise > 0 || hasText) {
       if (this.firstTokenMs === undefined) this.firstTokenMs = t;
       this.chunkMs.push(t);
       this.chunkTokens.push(counted ? Math.max(rise, 0) : 1);

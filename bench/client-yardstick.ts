@@ -1,0 +1,166 @@
+/**
+ * A fair yardstick for the client: four readers side by side against the same step-loop server
+ * (the null server, src/calibrate/null-server.ts, in its own process: one timer steps every
+ * stream together, one token chunk per stream per step, like one engine step), in one run:
+ * bare `net` (the floor), undici with a stamp-only handler, LoadLab's client, and an aiohttp
+ * client timed like `vllm bench serve` (bench/aiohttp_reader.py; skipped with a message when
+ * Debian's python3-aiohttp is absent). See bench/yard-readers.ts for each reader.
+ *
+ * Full run: 128 streams × 600 tokens at 10 ms gaps, three rounds (the order of readers rotates
+ * each round; targets are judged on the median round, as one pass moves by ±20 % on a shared VM); `--quick`: 32 streams × 100 tokens, one round. For each reader and round:
+ * - CPU per token event (µs) = reader CPU over the pass / (streams × tokens), and its ratio to
+ *   the bare reader's in the SAME round;
+ * - ITL p99 as the reader sees it, beside the true gap: the p99 of the server's own send-time
+ *   gaps for the same streams (`GET /sent`);
+ * - event-loop delay p99 (Node readers; `perf_hooks.monitorEventLoopDelay`, 1 ms resolution).
+ * Every line carries the 1-minute load average at the end of the pass.
+ */
+import { loadavg } from 'node:os';
+import { spawnNullServer, type NullServerChild } from '../src/calibrate/null-server';
+import { dist, getJson, loadLine, machine, round, type BenchOptions, type BenchResult, type Dist } from './common';
+import {
+  aiohttpMissing,
+  aiohttpReader,
+  bareReader,
+  oursReader,
+  undiciReader,
+  type PassSpec,
+  type ReaderPass,
+} from './yard-readers';
+
+const FULL = { streams: 128, tokens: 600, gapMs: 10, rounds: 3 };
+const QUICK = { streams: 32, tokens: 100, gapMs: 10, rounds: 1 };
+
+const READERS = { bare: bareReader, undici: undiciReader, ours: oursReader, aiohttp: aiohttpReader };
+type ReaderName = keyof typeof READERS;
+
+/** One reader's figures in one round. */
+export interface YardRow {
+  reader: ReaderName;
+  round: number;
+  cpuUsPerEvent: number;
+  /** Of it, kernel (system) time, µs per event. */
+  systemUsPerEvent: number;
+  /** CPU per event / the bare reader's in the same round. */
+  ratioToBare: number;
+  itlMs: Dist;
+  /** The server's send gaps for the same streams, ms (the true gap). */
+  trueGapMs: Dist;
+  loopDelayP99Ms: number | null;
+  ok: number;
+  cpuPercentOfOneCore: number;
+  processCpuMs?: number;
+  loadAverage1m: number;
+}
+
+/** Send gaps of the server for ids starting with `prefix` (from `GET /sent`), ms. */
+async function sentGaps(src: NullServerChild, prefix: string): Promise<number[]> {
+  const sent = await getJson<Record<string, number[]>>(`${src.baseUrl}/sent`);
+  const out: number[] = [];
+  for (const [id, t] of Object.entries(sent)) {
+    if (!id.startsWith(`${prefix}-`)) continue;
+    for (let k = 1; k < t.length; k++) out.push(t[k] - t[k - 1]);
+  }
+  return out;
+}
+
+function line(r: YardRow): string {
+  const loop = r.loopDelayP99Ms === null ? 'n/a' : `${r.loopDelayP99Ms} ms`;
+  return (
+    `round ${r.round} ${r.reader.padEnd(7)} CPU ${r.cpuUsPerEvent} µs/event (kernel ${r.systemUsPerEvent}; ${r.ratioToBare}× bare, ${r.cpuPercentOfOneCore} % of a core), ` +
+    `ITL p50 ${r.itlMs.p50} / p99 ${r.itlMs.p99} ms vs true gap p99 ${r.trueGapMs.p99} ms, loop delay p99 ${loop}, ` +
+    `ok ${r.ok}${r.processCpuMs !== undefined ? `, whole process ${round(r.processCpuMs, 0)} ms CPU` : ''} [load ${r.loadAverage1m}]`
+  );
+}
+
+/** One reader's row (its ratio to bare is filled in once the round is done). */
+async function row(src: NullServerChild, reader: ReaderName, rnd: number, r: ReaderPass, events: number, prefix: string): Promise<YardRow> {
+  const out: YardRow = {
+    reader,
+    round: rnd,
+    cpuUsPerEvent: round((r.cpuMs * 1000) / events, 2),
+    systemUsPerEvent: round((r.systemMs * 1000) / events, 2),
+    ratioToBare: NaN,
+    itlMs: dist(r.itlMs),
+    trueGapMs: dist(await sentGaps(src, prefix)),
+    loopDelayP99Ms: Number.isNaN(r.loopDelayP99Ms) ? null : round(r.loopDelayP99Ms),
+    ok: r.ok,
+    cpuPercentOfOneCore: round((r.cpuMs / r.wallMs) * 100, 1),
+    loadAverage1m: round(loadavg()[0], 2),
+  };
+  if (r.processCpuMs !== undefined) out.processCpuMs = r.processCpuMs;
+  return out;
+}
+
+/** Run the yardstick (`quick`: 32 × 100, one round). */
+export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
+  const size = opts.quick ? QUICK : FULL;
+  const machineBefore = machine();
+  const lines: string[] = [];
+  const missing = await aiohttpMissing();
+  const names = (Object.keys(READERS) as ReaderName[]).filter((n) => n !== 'aiohttp' || missing === undefined);
+  if (missing !== undefined) lines.push(`aiohttp reader skipped: ${missing}`);
+  const src = await spawnNullServer();
+  const rows: YardRow[] = [];
+  try {
+    // Warm-up: JIT-compile every Node reader's path before anything is measured.
+    for (const n of names.filter((x) => x !== 'aiohttp')) {
+      await READERS[n]({ baseUrl: src.baseUrl, port: src.port, streams: 16, tokens: 100, gapMs: 2, prefix: `warm-${n}` });
+    }
+    await getJson(`${src.baseUrl}/sent`);
+    for (let rnd = 1; rnd <= size.rounds; rnd++) {
+      // The order rotates each round, so no reader always follows the same one as the load drifts.
+      const order = names.map((_, i) => names[(i + rnd - 1) % names.length]);
+      const round1: YardRow[] = [];
+      for (const reader of order) {
+        const p: PassSpec = { baseUrl: src.baseUrl, port: src.port, ...size, prefix: `${reader}-${rnd}` };
+        const r: ReaderPass = await READERS[reader](p);
+        round1.push(await row(src, reader, rnd, r, size.streams * size.tokens, p.prefix));
+      }
+      const bareUs = round1.find((r) => r.reader === 'bare')!.cpuUsPerEvent;
+      for (const r of round1) {
+        r.ratioToBare = round(r.cpuUsPerEvent / bareUs, 2);
+        rows.push(r);
+        lines.push(line(r));
+      }
+    }
+  } finally {
+    await src.stop();
+  }
+  lines.push(loadLine());
+  return { name: 'yard-client', lines, targets: targets(rows), data: { size, rows }, machineBefore, machineAfter: machine() };
+}
+
+/**
+ * The issue's targets, judged on the median over rounds (one pass moves by ±20 % here);
+ * each names the bare reader's figure of the same kind, the floor on this machine in this run.
+ */
+/** Median (mean of the middle two when even). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : round((s[m - 1] + s[m]) / 2);
+}
+
+function targets(rows: YardRow[]): BenchResult['targets'] {
+  const of = (reader: ReaderName) => rows.filter((r) => r.reader === reader);
+  const mid = (reader: ReaderName, k: (r: YardRow) => number) => median(of(reader).map(k));
+  const ratio = mid('ours', (r) => r.ratioToBare);
+  const itl = mid('ours', (r) => r.itlMs.p99);
+  const loop = mid('ours', (r) => r.loopDelayP99Ms ?? Infinity);
+  const over = mid('ours', (r) => round(r.itlMs.p99 - r.trueGapMs.p99));
+  const at = of('ours').map((r) => r.loadAverage1m).join(', ');
+  return [
+    { target: 'client CPU per token event ≤ 1.2× the bare net reader (same round)', measured: `${ratio}× [load ${at}]`, met: ratio <= 1.2 },
+    {
+      target: 'client ITL p99 ≤ 12 ms at a true 10 ms gap',
+      measured: `${itl} ms; the server's own send-gap p99 is the floor: ours exceeds it by ${over} ms, bare by ${mid('bare', (r) => round(r.itlMs.p99 - r.trueGapMs.p99))} ms [load ${at}]`,
+      met: itl <= 12,
+    },
+    {
+      target: 'client event-loop delay p99 ≤ 2 ms',
+      measured: `${loop} ms (bare reader ${mid('bare', (r) => r.loopDelayP99Ms ?? Infinity)} ms) [load ${at}]`,
+      met: loop <= 2,
+    },
+  ];
+}

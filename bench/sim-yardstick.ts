@@ -1,0 +1,124 @@
+/**
+ * A fair yardstick for the simulator: its CPU per generated token beside a bare writer
+ * (bench/bare-writer.ts) that writes the SAME chunk bytes (captured from this simulator) to the
+ * same number of sockets on the same step loop, in the same run; plus the simulator's step
+ * lateness p99 at 128 and 256 streams, with our client reading on the same machine.
+ *
+ * - simulator: `measureLevel` of bench/sim-fidelity.ts at C = 128 and 256 (ignore_eos, ~5 s of
+ *   steady decode): CPU from /proc over the steady window / (steps × C) tokens; lateness p99 from
+ *   `loadlab:sim_step_lateness_seconds` over the same window;
+ * - bare writer: its own process, C = 128 streams stepped at the simulator's served step time at
+ *   C = 128 (the engine's mean ITL), about as many tokens; CPU from /proc over the client's pass
+ *   / (C × tokens). The client is LoadLab's in both cases.
+ * `--quick`: C = 128 only, and a shorter bare-writer pass.
+ */
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { createClient } from '../src/client/client';
+import { spawnChild } from '../src/proc/child';
+import { startSim, type SimHandle } from '../src/sim/start';
+import { BARE_WRITER_MARKER, type BareWriterConfig } from './bare-writer';
+import { loadLine, machine, round, type BenchOptions, type BenchResult } from './common';
+import { measureLevel, type Level } from './sim-fidelity';
+
+/** CPU ms of another process so far (utime + stime from /proc, 10 ms ticks; Linux only). */
+function procCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** The simulator's own SSE events for a short fixed-output chat stream, as our client asks for it. */
+async function captureChunks(sim: SimHandle, gapMs: number): Promise<BareWriterConfig> {
+  const res = await fetch(`${sim.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      model: sim.model,
+      messages: [{ role: 'user', content: 'Say anything.' }],
+      max_tokens: 5,
+      ignore_eos: true,
+      min_tokens: 5,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+    }),
+  });
+  const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: ') && e !== 'data: [DONE]');
+  const role = events.find((e) => e.includes('"role"'));
+  const usage = [...events].reverse().find((e) => e.includes('"choices":[]'));
+  if (!role || !usage || events.length < 5) throw new Error(`sim yardstick: unexpected stream from the simulator: ${events.join(' | ')}`);
+  return { role: `${role}\n\n`, token: `${events[2]}\n\n`, usage: `${usage}\n\n`, gapMs };
+}
+
+/** The bare writer at `cfg.gapMs`: C streams × `tokens`; its CPU µs per token over the client's pass. */
+async function bareWriterPass(cfg: BareWriterConfig, c: number, tokens: number) {
+  const w = await spawnChild({
+    entry: 'bench/bare-writer.ts',
+    env: { LOADLAB_BARE_WRITER: JSON.stringify(cfg) },
+    marker: BARE_WRITER_MARKER,
+    name: 'the bare writer',
+    graceMs: 1000,
+  });
+  try {
+    const baseUrl = `http://127.0.0.1:${Number(w.payload)}`;
+    const client = createClient({ baseUrl, model: 'bare', connections: c });
+    const spec = (n: number) => ({ messages: [{ role: 'user' as const, content: 'hi' }], maxTokens: n });
+    await Promise.all(Array.from({ length: c }, (_, i) => client.send(spec(2), { index: i, intendedStartMs: 0 })));
+    const cpu0 = procCpuMs(w.pid);
+    const recs = await Promise.all(Array.from({ length: c }, (_, i) => client.send(spec(tokens), { index: i, intendedStartMs: 0 })));
+    const cpuMs = procCpuMs(w.pid) - cpu0;
+    await client.close();
+    const got = recs.reduce((a, r) => a + r.chunkMs.length, 0);
+    return { streams: c, tokens, gapMs: cfg.gapMs, received: got, ok: recs.filter((r) => r.ok).length, cpuMs, usPerToken: round((cpuMs * 1000) / (c * tokens), 2) };
+  } finally {
+    await w.stop();
+  }
+}
+
+/** Simulator CPU per generated token over a level's steady window, µs (null without /proc). */
+const simUsPerToken = (l: Level) =>
+  l.simCpuPercent === null ? null : round(((l.simCpuPercent / 100) * l.steadyWindowS * 1e6) / (l.steps * l.streams), 2);
+
+/** Run the simulator yardstick (`quick`: C = 128 only). */
+export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
+  const machineBefore = machine();
+  const lines: string[] = [];
+  const sim = await startSim({ extraArgs: ['--stats-interval-s', '1'] });
+  const levels: Level[] = [];
+  let cfg: BareWriterConfig;
+  try {
+    cfg = await captureChunks(sim, 10);
+    for (const c of opts.quick ? [128] : [128, 256]) {
+      const l = await measureLevel(sim, c);
+      levels.push(l);
+      lines.push(
+        `sim C=${c}: CPU ${simUsPerToken(l)} µs/token (${l.simCpuPercent} % of a core, ${l.steps} steps in ${l.steadyWindowS} s), ` +
+          `step lateness p50 ${l.latenessMs.p50} / p99 ${l.latenessMs.p99} ms, served step ${l.modelStepMs.engineItlMean} ms, ` +
+          `client ITL p99 ${l.clientItlMs.p99} ms, client loop p99 ${l.clientEventLoopDelayP99Ms} ms [load ${l.loadAverage1m}]`,
+      );
+    }
+  } finally {
+    await sim.stop();
+  }
+  const l128 = levels[0];
+  cfg.gapMs = round(l128.modelStepMs.engineItlMean, 2);
+  const tokens = opts.quick ? 150 : Math.max(100, Math.round((l128.steadyWindowS * 1000) / cfg.gapMs));
+  const bare = await bareWriterPass(cfg, 128, tokens);
+  const simUs = simUsPerToken(l128);
+  const ratio = simUs === null ? NaN : round(simUs / bare.usPerToken, 2);
+  const load = round(loadavg()[0], 2);
+  lines.push(
+    `bare writer C=128 at ${cfg.gapMs} ms steps × ${tokens} tokens (${cfg.token.length} B/token chunk): CPU ${bare.usPerToken} µs/token, ` +
+      `${bare.ok}/128 ok [load ${load}]; simulator / bare writer = ${ratio}×`,
+  );
+  lines.push(loadLine());
+  const l256 = levels.find((l) => l.streams === 256);
+  const targets: BenchResult['targets'] = [
+    { target: 'simulator CPU per generated token ≤ 1.5× the bare writer (C=128, same run)', measured: `${ratio}× (${simUs} vs ${bare.usPerToken} µs) [load ${load}]`, met: ratio <= 1.5 },
+    { target: 'simulator step lateness p99 ≤ 1 ms at C=128', measured: `${l128.latenessMs.p99} ms [load ${l128.loadAverage1m}]`, met: l128.latenessMs.p99 <= 1 },
+  ];
+  if (l256) {
+    targets.push({ target: 'simulator step lateness p99 ≤ 2 ms at C=256', measured: `${l256.latenessMs.p99} ms [load ${l256.loadAverage1m}]`, met: l256.latenessMs.p99 <= 2 });
+  }
+  return { name: 'yard-sim', lines, targets, data: { levels, bare, simUsPerToken: simUs, ratio }, machineBefore, machineAfter: machine() };
+}
