@@ -12,9 +12,16 @@ import {
   CALIBRATED_LABEL,
   HIDDEN_TARGET_LABEL,
   compareMetric,
+  errorRows,
+  errorSentences,
+  fitRows,
+  recovery,
   targetLabelOf,
+  whatIfSentence,
+  type CalibratedDocLike,
   type ErrorRow,
 } from '../src/lesson/helpers';
+import { DEFAULT_PROFILE } from '../src/sim/engine/profile';
 import { fromRoot } from '../src/paths';
 import { loadRun, type LoadedRun } from '../src/run/loader';
 import { percentile } from '../src/stats/percentile';
@@ -128,3 +135,60 @@ describe.skipIf(!ready)(
     });
   },
 );
+
+describe('lesson 08 story builders', () => {
+  const dist = (p50: number, p95: number) => ({ p50, p95 }) as never;
+  const summary = (ttft: number, tput: number) => ({ ttftMs: dist(ttft, 2 * ttft), tpotMs: dist(10, 12), outputTokensPerSec: tput });
+
+  it('labels the hidden-profile simulator as a simulator standing in for a GPU, never as a GPU', () => {
+    expect(targetLabelOf({ simulated: true, simProfile: { id: 'hidden-unknown-gpu-8' } })).toBe(HIDDEN_TARGET_LABEL);
+    expect(targetLabelOf({ simulated: true, simProfile: { id: 'x', status: 'calibrated' } })).toBe(CALIBRATED_LABEL);
+    expect(targetLabelOf({ simulated: undefined, simProfile: { id: 'l40s' } })).toContain('模拟器');
+    expect(targetLabelOf({ simulated: false, serverVersion: '0.11.0' })).toBe('真实 vLLM 0.11.0');
+  });
+
+  it('error rows and threshold sentences: counts from the table, no "higher/lower" claim without an interval', () => {
+    const rows = errorRows([
+      { point: 'c=1', target: summary(100, 1000), calibrated: summary(102, 990) },
+      { point: 'c=4', target: summary(100, 1000), calibrated: summary(150, 1000) },
+    ]);
+    expect(rows).toHaveLength(8);
+    expect(rows[0]['相对误差 relative error (%)']).toBeCloseTo(2, 9);
+    const s = errorSentences(rows, 5, ['c=4 目标 测量时模拟器落后于实时']);
+    const inside = rows.filter((r) => Math.abs(r['相对误差 relative error (%)']) <= 5).length;
+    expect(s[0]).toContain(`8 个数里，${inside} 个`);
+    expect(s[0]).toContain('c=4 的 TTFT p50 (ms)：50.0%');
+    expect(s.join('')).not.toMatch(/比 \S+ [高低] /);
+    expect(s.join('')).toContain('请以 p50 为准');
+  });
+
+  it('the fit table keeps unidentified parameters at their reason, and recovery compares identified ones only', () => {
+    const perf = DEFAULT_PROFILE.perf as unknown as Record<string, number>;
+    const doc: CalibratedDocLike = {
+      status: 'calibrated',
+      perf: Object.fromEntries(Object.entries(perf).map(([k, v]) => [k, { value: v * 1.01, note: `NOT IDENTIFIED by loadlab calibrate (collinear with x); prior ${v}` }])),
+      calibration: {
+        against: { simulated: true },
+        intervals: { etaWeights: { low: perf.etaWeights, high: perf.etaWeights * 1.02 } },
+        notIdentified: ['stepOverheadMs'],
+      },
+    };
+    const rows = fitRows(doc, DEFAULT_PROFILE.perf);
+    expect(rows.find((r) => r['参数 parameter'] === 'etaWeights')!['认出 identified']).toBe('是');
+    expect(rows.find((r) => r['参数 parameter'] === 'stepOverheadMs')!['认出 identified']).toBe('否：collinear with x');
+    const rec = recovery(doc, DEFAULT_PROFILE.perf);
+    expect(rec.n).toBe(1);
+    expect(rec.worstPct).toBeCloseTo(1, 6);
+    expect(rec.covered).toBe(1);
+    expect(rec.sentence).toContain('循环');
+  });
+
+  it('the what-if is labelled a prediction and judged against the stated threshold', () => {
+    const small = whatIfSentence({ budgets: [2048, 8192], calibrated: [100, 102], thresholdPct: 5 });
+    expect(small).toContain('预测');
+    expect(small).toContain('之内');
+    const big = whatIfSentence({ budgets: [2048, 8192], calibrated: [100, 80], hidden: [100, 81], thresholdPct: 5 });
+    expect(big).toContain('超出');
+    expect(big).toContain('隐藏配置');
+  });
+});
