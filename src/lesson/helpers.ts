@@ -209,3 +209,22 @@ export {
   type PrefixVerdictInput,
 } from './story-06';
 export { calibrationSentences } from './story-00';
+export {
+  CALIBRATED_LABEL,
+  ERROR_METRICS,
+  HIDDEN_TARGET_LABEL,
+  errorRows,
+  errorSentences,
+  fitRows,
+  recovery,
+  relativeErrorPct,
+  targetLabelOf,
+  whatIfSentence,
+  type CalibratedDocLike,
+  type ErrorRow,
+  type FitRow,
+  type Recovery,
+  type SummaryLike,
+  type TargetLike,
+  type WhatIfInput,
+} from './story-08';
