@@ -41,6 +41,7 @@ export function hiddenProfile(seed: number, spread = 0.4, base?: string): Hidden
     };
   }
   doc.id = `hidden-unknown-gpu-${seed}`;
+  doc.status = 'made up, for calibration practice';
   doc.description = `A made-up "unknown GPU": ${loaded.profile.id} with every perf parameter scaled by a seeded factor within ±${100 * spread} %.`;
   doc.notes = [`Made up for calibration practice (seed ${seed}); not any real GPU's numbers.`];
   const profile: Profile = { ...loaded.profile, id: doc.id as string, perf: { ...loaded.profile.perf, ...values } };

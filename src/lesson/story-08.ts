@@ -181,8 +181,7 @@ export function errorSentences(rows: readonly ErrorRow[], thresholdPct: number, 
     '每格是两次单独运行的点估计，没有区间：它只说明“在阈值之内或之外”，不说明哪一边更高。',
   ];
   if (finite.length < rows.length) out.push(`${rows.length - finite.length} 个数无法计算（目标为 0 或缺失）。`);
-  if (flagged.length)
-    out.push(`${flagged.join('；')}：这些运行的尾部（p95）含测量者自己的延迟，请以 p50 为准。`);
+  if (flagged.length) out.push(`${flagged.join('；')}：这些运行的尾部（p95）含测量者自己的延迟，请以 p50 为准。`);
   return out;
 }
 

@@ -9,7 +9,11 @@ import type { ProfileStatus } from './profile-types';
 export const PROFILE_FORMAT = 'loadlab-sim-profile/1';
 
 /** Allowed `status` values. */
-export const PROFILE_STATUSES: readonly ProfileStatus[] = ['spec-derived, not calibrated', 'calibrated'];
+export const PROFILE_STATUSES: readonly ProfileStatus[] = [
+  'spec-derived, not calibrated',
+  'calibrated',
+  'made up, for calibration practice', // src/fit/hidden-profile.ts: an "unknown GPU" to recover
+];
 
 /**
  * Where a number comes from: `spec` vendor spec sheet, `config` the model's config.json, `code` read in

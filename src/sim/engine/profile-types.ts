@@ -75,7 +75,7 @@ export interface PerfProfile {
  * configs, published measurements; never fitted to a run of ours) or `calibrated` (fitted to a
  * server by a calibration, which then records what it ran against).
  */
-export type ProfileStatus = 'spec-derived, not calibrated' | 'calibrated';
+export type ProfileStatus = 'spec-derived, not calibrated' | 'calibrated' | 'made up, for calibration practice';
 
 /** A hardware + model pair. */
 export interface Profile {
