@@ -74,7 +74,14 @@ function line(r: YardRow): string {
 }
 
 /** One reader's row (its ratio to bare is filled in once the round is done). */
-async function row(src: NullServerChild, reader: ReaderName, rnd: number, r: ReaderPass, events: number, prefix: string): Promise<YardRow> {
+async function row(
+  src: NullServerChild,
+  reader: ReaderName,
+  rnd: number,
+  r: ReaderPass,
+  events: number,
+  prefix: string,
+): Promise<YardRow> {
   const out: YardRow = {
     reader,
     round: rnd,
@@ -149,9 +156,15 @@ function targets(rows: YardRow[]): BenchResult['targets'] {
   const itl = mid('ours', (r) => r.itlMs.p99);
   const loop = mid('ours', (r) => r.loopDelayP99Ms ?? Infinity);
   const over = mid('ours', (r) => round(r.itlMs.p99 - r.trueGapMs.p99));
-  const at = of('ours').map((r) => r.loadAverage1m).join(', ');
+  const at = of('ours')
+    .map((r) => r.loadAverage1m)
+    .join(', ');
   return [
-    { target: 'client CPU per token event ≤ 1.2× the bare net reader (same round)', measured: `${ratio}× [load ${at}]`, met: ratio <= 1.2 },
+    {
+      target: 'client CPU per token event ≤ 1.2× the bare net reader (same round)',
+      measured: `${ratio}× [load ${at}]`,
+      met: ratio <= 1.2,
+    },
     {
       target: 'client ITL p99 ≤ 12 ms at a true 10 ms gap',
       measured: `${itl} ms; the server's own send-gap p99 is the floor: ours exceeds it by ${over} ms, bare by ${mid('bare', (r) => round(r.itlMs.p99 - r.trueGapMs.p99))} ms [load ${at}]`,

@@ -14,12 +14,24 @@ import { chunkHead, chunkJson, sseData, usageJson } from '../src/wire/chunks';
 const events = Number(process.argv[2] ?? 300_000);
 const streams = Number(process.argv[3] ?? 128);
 const perStream = Math.ceil(events / streams);
-const head = chunkHead({ api: 'chat', id: 'chatcmpl-0123456789abcdef', created: 1764720000, model: 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4' });
+const head = chunkHead({
+  api: 'chat',
+  id: 'chatcmpl-0123456789abcdef',
+  created: 1764720000,
+  model: 'Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4',
+});
 const words = [' the', ' load', ' tail', ' token', ' 吞吐', ' p99', ',', ' and'];
 /** Token event k of a stream, as bytes (continuous usage, as LoadLab asks vLLM for it). */
 const event = (k: number) =>
   Buffer.from(
-    sseData(chunkJson('chat', head, { text: words[k % words.length] }, { usage: usageJson({ promptTokens: 512, completionTokens: k + 1 }) })),
+    sseData(
+      chunkJson(
+        'chat',
+        head,
+        { text: words[k % words.length] },
+        { usage: usageJson({ promptTokens: 512, completionTokens: k + 1 }) },
+      ),
+    ),
   );
 const bytes = Array.from({ length: 64 }, (_, k) => event(k));
 
@@ -49,12 +61,12 @@ async function pass(): Promise<{ usPerEvent: number; scavenges: number; gcMs: nu
 async function main(): Promise<void> {
   await pass(); // warm-up: JIT
   for (let i = 0; i < 3; i++) {
-  const r = await pass();
-  console.log(
-    `StreamTimer: ${r.usPerEvent.toFixed(3)} µs/event over ${perStream * streams} events (${r.tokens} token chunks), ` +
-      `${r.scavenges} GCs, ${r.gcMs.toFixed(1)} ms GC [load ${loadavg()[0].toFixed(2)}]`,
-  );
-}
+    const r = await pass();
+    console.log(
+      `StreamTimer: ${r.usPerEvent.toFixed(3)} µs/event over ${perStream * streams} events (${r.tokens} token chunks), ` +
+        `${r.scavenges} GCs, ${r.gcMs.toFixed(1)} ms GC [load ${loadavg()[0].toFixed(2)}]`,
+    );
+  }
 }
 
 void main();

@@ -43,6 +43,9 @@ const idle = self.get('(idle) ') ?? 0;
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const busy = total - idle;
 console.log(`${(total / 1000).toFixed(0)} ms sampled, ${(busy / 1000).toFixed(0)} ms not idle`);
-for (const [k, us] of [...self].filter(([k]) => k !== '(idle) ').sort((a, b) => b[1] - a[1]).slice(0, Number(topArg ?? 40))) {
+for (const [k, us] of [...self]
+  .filter(([k]) => k !== '(idle) ')
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, Number(topArg ?? 40))) {
   console.log(`${((us / busy) * 100).toFixed(1).padStart(5)} %  ${(us / 1000).toFixed(0).padStart(6)} ms  ${k}`);
 }

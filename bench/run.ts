@@ -22,8 +22,16 @@ const BENCHES: Record<
   },
   arrivals: { about: 'open-loop arrival accuracy at 10, 100, 1000 req/s', quick: true, load: () => import('./arrivals') },
   sim: { about: 'simulator real-time fidelity at 1, 32, 128, 256 streams', load: () => import('./sim-fidelity') },
-  yard: { about: 'client yardstick: ours vs bare net, undici, aiohttp (CPU/event, ITL p99)', quick: true, load: () => import('./client-yardstick') },
-  'yard-sim': { about: 'simulator yardstick: CPU/token vs a bare writer, step lateness p99 at 128 and 256', quick: true, load: () => import('./sim-yardstick') },
+  yard: {
+    about: 'client yardstick: ours vs bare net, undici, aiohttp (CPU/event, ITL p99)',
+    quick: true,
+    load: () => import('./client-yardstick'),
+  },
+  'yard-sim': {
+    about: 'simulator yardstick: CPU/token vs a bare writer, step lateness p99 at 128 and 256',
+    quick: true,
+    load: () => import('./sim-yardstick'),
+  },
   parse: { about: 'SSE stamping+parsing cost per event, stats over 100k samples', load: () => import('./parse-stats') },
   calibration: {
     about: 'loadlab calibrate vs hidden simulator profiles: wall time, held-out errors',

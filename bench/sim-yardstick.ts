@@ -46,7 +46,8 @@ async function captureChunks(sim: SimHandle, gapMs: number): Promise<BareWriterC
   const events = (await res.text()).split('\n\n').filter((e) => e.startsWith('data: ') && e !== 'data: [DONE]');
   const role = events.find((e) => e.includes('"role"'));
   const usage = [...events].reverse().find((e) => e.includes('"choices":[]'));
-  if (!role || !usage || events.length < 5) throw new Error(`sim yardstick: unexpected stream from the simulator: ${events.join(' | ')}`);
+  if (!role || !usage || events.length < 5)
+    throw new Error(`sim yardstick: unexpected stream from the simulator: ${events.join(' | ')}`);
   return { role: `${role}\n\n`, token: `${events[2]}\n\n`, usage: `${usage}\n\n`, gapMs };
 }
 
@@ -65,11 +66,21 @@ async function bareWriterPass(cfg: BareWriterConfig, c: number, tokens: number) 
     const spec = (n: number) => ({ messages: [{ role: 'user' as const, content: 'hi' }], maxTokens: n });
     await Promise.all(Array.from({ length: c }, (_, i) => client.send(spec(2), { index: i, intendedStartMs: 0 })));
     const cpu0 = procCpuMs(w.pid);
-    const recs = await Promise.all(Array.from({ length: c }, (_, i) => client.send(spec(tokens), { index: i, intendedStartMs: 0 })));
+    const recs = await Promise.all(
+      Array.from({ length: c }, (_, i) => client.send(spec(tokens), { index: i, intendedStartMs: 0 })),
+    );
     const cpuMs = procCpuMs(w.pid) - cpu0;
     await client.close();
     const got = recs.reduce((a, r) => a + r.chunkMs.length, 0);
-    return { streams: c, tokens, gapMs: cfg.gapMs, received: got, ok: recs.filter((r) => r.ok).length, cpuMs, usPerToken: round((cpuMs * 1000) / (c * tokens), 2) };
+    return {
+      streams: c,
+      tokens,
+      gapMs: cfg.gapMs,
+      received: got,
+      ok: recs.filter((r) => r.ok).length,
+      cpuMs,
+      usPerToken: round((cpuMs * 1000) / (c * tokens), 2),
+    };
   } finally {
     await w.stop();
   }
@@ -114,11 +125,30 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   lines.push(loadLine());
   const l256 = levels.find((l) => l.streams === 256);
   const targets: BenchResult['targets'] = [
-    { target: 'simulator CPU per generated token ≤ 1.5× the bare writer (C=128, same run)', measured: `${ratio}× (${simUs} vs ${bare.usPerToken} µs) [load ${load}]`, met: ratio <= 1.5 },
-    { target: 'simulator step lateness p99 ≤ 1 ms at C=128', measured: `${l128.latenessMs.p99} ms [load ${l128.loadAverage1m}]`, met: l128.latenessMs.p99 <= 1 },
+    {
+      target: 'simulator CPU per generated token ≤ 1.5× the bare writer (C=128, same run)',
+      measured: `${ratio}× (${simUs} vs ${bare.usPerToken} µs) [load ${load}]`,
+      met: ratio <= 1.5,
+    },
+    {
+      target: 'simulator step lateness p99 ≤ 1 ms at C=128',
+      measured: `${l128.latenessMs.p99} ms [load ${l128.loadAverage1m}]`,
+      met: l128.latenessMs.p99 <= 1,
+    },
   ];
   if (l256) {
-    targets.push({ target: 'simulator step lateness p99 ≤ 2 ms at C=256', measured: `${l256.latenessMs.p99} ms [load ${l256.loadAverage1m}]`, met: l256.latenessMs.p99 <= 2 });
+    targets.push({
+      target: 'simulator step lateness p99 ≤ 2 ms at C=256',
+      measured: `${l256.latenessMs.p99} ms [load ${l256.loadAverage1m}]`,
+      met: l256.latenessMs.p99 <= 2,
+    });
   }
-  return { name: 'yard-sim', lines, targets, data: { levels, bare, simUsPerToken: simUs, ratio }, machineBefore, machineAfter: machine() };
+  return {
+    name: 'yard-sim',
+    lines,
+    targets,
+    data: { levels, bare, simUsPerToken: simUs, ratio },
+    machineBefore,
+    machineAfter: machine(),
+  };
 }

@@ -71,7 +71,14 @@ async function timed(fn: () => Promise<{ stamps: number[][]; ok: number }>): Pro
   const c = process.cpuUsage(c0);
   const wallMs = performance.now() - w0;
   h.disable();
-  return { cpuMs: (c.user + c.system) / 1000, systemMs: c.system / 1000, wallMs, itlMs: gaps(stamps), loopDelayP99Ms: h.percentile(99) / 1e6, ok };
+  return {
+    cpuMs: (c.user + c.system) / 1000,
+    systemMs: c.system / 1000,
+    wallMs,
+    itlMs: gaps(stamps),
+    loopDelayP99Ms: h.percentile(99) / 1e6,
+    ok,
+  };
 }
 
 function request(p: PassSpec, id: string, tokens: number, gapMs: number, close: boolean): string {
@@ -124,7 +131,7 @@ export async function bareReader(p: PassSpec): Promise<ReaderPass> {
   });
 }
 
-function undiciOne(pool: Pool, p: PassSpec, id: string, tokens: number, gapMs: number, stamps: number[]): Promise<boolean> {
+function undiciOne(pool: Pool, _p: PassSpec, id: string, tokens: number, gapMs: number, stamps: number[]): Promise<boolean> {
   return new Promise((resolve) => {
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart: () => {},
@@ -166,7 +173,9 @@ export async function oursReader(p: PassSpec): Promise<ReaderPass> {
   });
   const now = performance.now();
   await Promise.all(
-    Array.from({ length: p.streams }, (_, i) => client.send(spec(1, 0), { index: i, intendedStartMs: now, requestId: `ow-${i}` })),
+    Array.from({ length: p.streams }, (_, i) =>
+      client.send(spec(1, 0), { index: i, intendedStartMs: now, requestId: `ow-${i}` }),
+    ),
   );
   try {
     return await timed(async () => {
@@ -199,14 +208,38 @@ export async function aiohttpMissing(): Promise<string | undefined> {
 
 /** The reference: bench/aiohttp_reader.py in its own process; CPU from its `getrusage`. */
 export async function aiohttpReader(p: PassSpec): Promise<ReaderPass> {
-  const cfg = { base_url: p.baseUrl, model: NULL_SERVER_MODEL, streams: p.streams, tokens: p.tokens, gap_ms: p.gapMs, prefix: p.prefix };
-  const child = spawn(PYTHON, [fromRoot('bench', 'aiohttp_reader.py'), JSON.stringify(cfg)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const cfg = {
+    base_url: p.baseUrl,
+    model: NULL_SERVER_MODEL,
+    streams: p.streams,
+    tokens: p.tokens,
+    gap_ms: p.gapMs,
+    prefix: p.prefix,
+  };
+  const child = spawn(PYTHON, [fromRoot('bench', 'aiohttp_reader.py'), JSON.stringify(cfg)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (err += b.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   if (code !== 0) throw new Error(`aiohttp reader exited with ${code}: ${err.slice(-600)}`);
-  const r = JSON.parse(out) as { cpu_s: number; sys_s: number; wall_s: number; itl_ms: number[]; ok: number; process_cpu_s: number };
-  return { cpuMs: r.cpu_s * 1000, systemMs: r.sys_s * 1000, wallMs: r.wall_s * 1000, itlMs: r.itl_ms, loopDelayP99Ms: NaN, ok: r.ok, processCpuMs: r.process_cpu_s * 1000 };
+  const r = JSON.parse(out) as {
+    cpu_s: number;
+    sys_s: number;
+    wall_s: number;
+    itl_ms: number[];
+    ok: number;
+    process_cpu_s: number;
+  };
+  return {
+    cpuMs: r.cpu_s * 1000,
+    systemMs: r.sys_s * 1000,
+    wallMs: r.wall_s * 1000,
+    itlMs: r.itl_ms,
+    loopDelayP99Ms: NaN,
+    ok: r.ok,
+    processCpuMs: r.process_cpu_s * 1000,
+  };
 }

@@ -21,7 +21,8 @@ function reference(data: string) {
   if (o.usage) {
     out.promptTokens = o.usage.prompt_tokens;
     out.completionTokens = o.usage.completion_tokens;
-    if (o.usage.prompt_tokens_details?.cached_tokens !== undefined) out.cachedTokens = o.usage.prompt_tokens_details.cached_tokens;
+    if (o.usage.prompt_tokens_details?.cached_tokens !== undefined)
+      out.cachedTokens = o.usage.prompt_tokens_details.cached_tokens;
   }
   return out;
 }
@@ -37,7 +38,7 @@ describe('readTokenChunk', () => {
     tok('x', usageJson({ promptTokens: 12, completionTokens: 3, cachedTokens: 8 })),
     tok('x', usageJson({ promptTokens: 12, completionTokens: 3, cachedTokens: 0 })),
     tok('x', usageJson({ promptTokens: 12, completionTokens: 3, cachedTokens: null })),
-    tok('x', usageJson({ promptTokens: 0, completionTokens: 9007199254740993 })),
+    tok('x', usageJson({ promptTokens: 0, completionTokens: Number('9007199254740993') })),
     tok('x', undefined, undefined, false),
     tok('x', usageJson({ promptTokens: 1, completionTokens: 2 }), ',"t":1764720000123.4567'),
     tok('x', undefined, ',"t":-1.5e3'),
@@ -55,8 +56,14 @@ describe('readTokenChunk', () => {
     ['logprobs', chunkJson('chat', head, { text: 'x', logprobs: '{"content":[]}' })],
     ['raw control character in a string (invalid JSON)', tok('a\u0001b').replace('\\u0001', '\u0001')],
     ['invalid escape (invalid JSON)', tok('a').replace('"content":"a"', '"content":"\\q"')],
-    ['leading zero (invalid JSON)', tok('x', usageJson({ promptTokens: 12, completionTokens: 3 })).replace('"completion_tokens":3', '"completion_tokens":03')],
-    ['fractional count', tok('x', usageJson({ promptTokens: 12, completionTokens: 3 })).replace('"completion_tokens":3', '"completion_tokens":3.0')],
+    [
+      'leading zero (invalid JSON)',
+      tok('x', usageJson({ promptTokens: 12, completionTokens: 3 })).replace('"completion_tokens":3', '"completion_tokens":03'),
+    ],
+    [
+      'fractional count',
+      tok('x', usageJson({ promptTokens: 12, completionTokens: 3 })).replace('"completion_tokens":3', '"completion_tokens":3.0'),
+    ],
     ['whitespace', tok('x').replace('"index":0', '"index": 0')],
     ['extra key', tok('x').replace('"logprobs":null', '"logprobs":null,"stop_reason":null')],
     ['trailing error key', tok('x', undefined, ',"error":{"message":"m"}')],
@@ -84,9 +91,18 @@ describe('tokenChunkEvent', () => {
 describe('StreamTimer with and without the fast path', () => {
   const events = [
     sseData(chunkJson('chat', head, { role: true }, { usage: usageJson({ promptTokens: 7, completionTokens: 0 }) })),
-    ...[1, 2, 2, 4].map((k) => sseData(tok(k === 2 ? '' : `w${k}`, usageJson({ promptTokens: 7, completionTokens: k, cachedTokens: 4 })))),
+    ...[1, 2, 2, 4].map((k) =>
+      sseData(tok(k === 2 ? '' : `w${k}`, usageJson({ promptTokens: 7, completionTokens: k, cachedTokens: 4 }))),
+    ),
     sseData(tok('no usage')),
-    sseData(chunkJson('chat', head, { text: 'end', finishReason: 'stop' }, { usage: usageJson({ promptTokens: 7, completionTokens: 5 }) })),
+    sseData(
+      chunkJson(
+        'chat',
+        head,
+        { text: 'end', finishReason: 'stop' },
+        { usage: usageJson({ promptTokens: 7, completionTokens: 5 }) },
+      ),
+    ),
     sseData(usageChunkJson(head, usageJson({ promptTokens: 7, completionTokens: 5, cachedTokens: 4 }))),
     'data: [DONE]\n\n',
   ];
@@ -101,7 +117,18 @@ describe('StreamTimer with and without the fast path', () => {
     const b = slow.toRecord(meta);
     expect(a.ok).toBe(true);
     expect(a.chunkTokens).toEqual(b.chunkTokens);
-    expect({ ...a, chunkMs: [], itlMs: [], endMs: 0, firstChunkMs: 0, firstTokenMs: 0, ttftMs: 0, e2eMs: 0, tpotMs: 0, ttftFromIntendedMs: 0 }).toEqual({
+    expect({
+      ...a,
+      chunkMs: [],
+      itlMs: [],
+      endMs: 0,
+      firstChunkMs: 0,
+      firstTokenMs: 0,
+      ttftMs: 0,
+      e2eMs: 0,
+      tpotMs: 0,
+      ttftFromIntendedMs: 0,
+    }).toEqual({
       ...b,
       chunkMs: [],
       itlMs: [],

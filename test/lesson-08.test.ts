@@ -120,13 +120,9 @@ describe.skipIf(!ready)(
       for (const s of [...saved.sentences, ...saved.verdicts]) expect(verdictProblems(s), s).toEqual([]);
       for (const p of saved.points) {
         for (const m of ['ttftMs', 'tpotMs'] as const) {
-          const c = compareMetric(
-            { label: '目标', ...run(p.target) },
-            { label: '标定模拟器', ...run(p.calibrated) },
-            m,
-            50,
-            { thresholdPct: saved.thresholdPct },
-          );
+          const c = compareMetric({ label: '目标', ...run(p.target) }, { label: '标定模拟器', ...run(p.calibrated) }, m, 50, {
+            thresholdPct: saved.thresholdPct,
+          });
           expect(comparisonProblems(c, `${p.point} ${m}`)).toEqual([]);
         }
       }
@@ -138,7 +134,11 @@ describe.skipIf(!ready)(
 
 describe('lesson 08 story builders', () => {
   const dist = (p50: number, p95: number) => ({ p50, p95 }) as never;
-  const summary = (ttft: number, tput: number) => ({ ttftMs: dist(ttft, 2 * ttft), tpotMs: dist(10, 12), outputTokensPerSec: tput });
+  const summary = (ttft: number, tput: number) => ({
+    ttftMs: dist(ttft, 2 * ttft),
+    tpotMs: dist(10, 12),
+    outputTokensPerSec: tput,
+  });
 
   it('labels the hidden-profile simulator as a simulator standing in for a GPU, never as a GPU', () => {
     expect(targetLabelOf({ simulated: true, simProfile: { id: 'hidden-unknown-gpu-8' } })).toBe(HIDDEN_TARGET_LABEL);
@@ -166,7 +166,12 @@ describe('lesson 08 story builders', () => {
     const perf = DEFAULT_PROFILE.perf as unknown as Record<string, number>;
     const doc: CalibratedDocLike = {
       status: 'calibrated',
-      perf: Object.fromEntries(Object.entries(perf).map(([k, v]) => [k, { value: v * 1.01, note: `NOT IDENTIFIED by loadlab calibrate (collinear with x); prior ${v}` }])),
+      perf: Object.fromEntries(
+        Object.entries(perf).map(([k, v]) => [
+          k,
+          { value: v * 1.01, note: `NOT IDENTIFIED by loadlab calibrate (collinear with x); prior ${v}` },
+        ]),
+      ),
       calibration: {
         against: { simulated: true },
         intervals: { etaWeights: { low: perf.etaWeights, high: perf.etaWeights * 1.02 } },

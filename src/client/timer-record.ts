@@ -1,10 +1,27 @@
 /**
- * The record of a finished {@link StreamTimer} (split from ./timing.ts): the measured stamps and
+ * The record of a finished `StreamTimer` (split from ./timing.ts): the measured stamps and
  * counts plus the request's identity, derived metrics included (./metrics.ts).
  */
-import type { RequestRecord } from '../types';
+import type { Api, RequestError, RequestRecord } from '../types';
 import { deriveMetrics } from './metrics';
-import type { StreamTimer } from './timing';
+
+/** What a record is built from: the fields of a `StreamTimer` (./timing.ts) it reads (declared here, so no import circle). */
+export interface TimerState {
+  readonly api: Api;
+  readonly done: boolean;
+  readonly error: RequestError | undefined;
+  readonly startMs: number;
+  readonly status: number | undefined;
+  readonly headersMs: number | undefined;
+  readonly firstChunkMs: number | undefined;
+  readonly firstTokenMs: number | undefined;
+  readonly chunkMs: number[];
+  readonly chunkTokens: number[];
+  readonly promptTokens: number | undefined;
+  readonly outputTokens: number | undefined;
+  readonly cachedTokens: number | undefined;
+  readonly finishReason: string | undefined;
+}
 
 /** Per-request identity fields that the timer does not measure. */
 export interface RecordMeta extends Pick<RequestRecord, 'session' | 'turn'> {
@@ -18,7 +35,7 @@ export interface RecordMeta extends Pick<RequestRecord, 'session' | 'turn'> {
 }
 
 /** `t`'s record for `meta`; `endMs` when the timer has none yet. `ok` means `[DONE]` and no error. Unknown fields are left out. */
-export function timerRecord(t: StreamTimer, meta: RecordMeta, endMs: number): RequestRecord {
+export function timerRecord(t: TimerState, meta: RecordMeta, endMs: number): RequestRecord {
   const r: RequestRecord = {
     index: meta.index,
     requestId: meta.requestId,

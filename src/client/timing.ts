@@ -116,7 +116,10 @@ export class StreamTimer {
     if (text.length === 0) return;
     // Fast path (./fast-chunk.ts): the parser buffers nothing and the text is one plain token chunk.
     const f = this.atBoundary && this.textParts === undefined ? tokenChunkEvent(text) : undefined;
-    if (f !== undefined) return this.onTokenChunk(f);
+    if (f !== undefined) {
+      this.onTokenChunk(f);
+      return;
+    }
     this.parser.feed(text);
     // After text that ends with a blank line the parser has dispatched or dropped every event and buffers nothing.
     this.atBoundary = text.endsWith('\n\n');
