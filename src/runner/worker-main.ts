@@ -1,0 +1,102 @@
+/**
+ * The entry of one worker thread of a run with `workers > 1` (started by `./worker-pool`). It owns a
+ * client and a share of the streams, stamps its own sends and chunks on its own event loop, and posts
+ * every record to the main thread, which alone writes the run folder (messages: `./worker-protocol`).
+ *
+ * Clock: `performance.timeOrigin` may differ between threads, so the run clock here is this thread's
+ * epoch clock aligned to the system clock (`epochMinusRealtimeMs`, src/calibrate/epoch-clock.ts) minus
+ * the run's origin on that same aligned clock: the stamps of every worker and of the main thread are
+ * on one clock, to about a microsecond.
+ * Stop: on `{t:'stop'}` nothing new is sent, in-flight requests end as `aborted` records (posted), then
+ * `done` goes out with this worker's health.
+ */
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { epochMinusRealtimeMs } from '../calibrate/epoch-clock';
+import { createClient } from '../client/client';
+import { sleepUntil } from '../schedule/pacer';
+import { createPool, settleTasks, type Pool } from '../schedule/pool';
+import type { RequestRecord, RequestSpec } from '../types';
+import { startClientHealth } from './health';
+import { createRunSender } from './runner-sender';
+import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
+
+const port = parentPort;
+if (port) start(workerData as WorkerInit);
+
+function start(init: WorkerInit): void {
+  const post = (m: FromWorker) => port?.postMessage(m);
+  // this thread's epoch ms, aligned to the system clock, minus the run's origin on that clock
+  const shift = performance.timeOrigin - epochMinusRealtimeMs() - init.originRealtimeMs;
+  const now = () => performance.now() + shift;
+  const stop = new AbortController();
+  const client = createClient({
+    baseUrl: init.rootUrl,
+    model: init.model,
+    now,
+    connections: init.connections,
+    ...(init.apiKey !== undefined ? { apiKey: init.apiKey } : {}),
+    ...(init.timeoutMs !== undefined ? { timeoutMs: init.timeoutMs } : {}),
+    ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
+    ...(init.headers !== undefined ? { headers: init.headers } : {}),
+  });
+  const sender = createRunSender({
+    client,
+    signal: stop.signal,
+    progress: { setInFlight() {}, record() {} },
+    onRecord: (record: RequestRecord) => post({ t: 'record', record }),
+  });
+  const fire = (index: number, spec: RequestSpec, due: number, warm: boolean) => {
+    if (stop.signal.aborted) return Promise.resolve(undefined);
+    post({ t: 'sent' });
+    return sender.fire(index, spec, due, warm);
+  };
+  const fail = (err: unknown) => post({ t: 'error', message: (err as Error)?.stack ?? String(err) });
+  port?.on('message', (m: ToWorker) => {
+    if (m.t === 'stop') stop.abort();
+    else if (m.t === 'warmup') {
+      fire(m.index, m.spec, now(), true)
+        .then((r) => r ?? post({ t: 'warmup-skipped' }))
+        .catch(fail);
+    } else if (m.t === 'go') {
+      const health = startClientHealth({ cpuPercent: Number.POSITIVE_INFINITY });
+      drive(m.plan, fire, now, stop.signal)
+        .then(async (latenessMs) => {
+          post({ t: 'done', health: health.stop(), latenessMs });
+          await client.close();
+        })
+        .catch(fail);
+    }
+  });
+  post({ t: 'ready' });
+}
+
+type Fire = (index: number, spec: RequestSpec, due: number, warm: boolean) => Promise<RequestRecord | undefined>;
+
+/** This worker's measured load; resolves with how late each scheduled send left (ms) once all are done. */
+async function drive(plan: WorkerPlan, fire: Fire, now: () => number, signal: AbortSignal): Promise<number[]> {
+  if (plan.kind === 'closed') {
+    const counter = new Int32Array((workerData as WorkerInit).counter);
+    const slot = async () => {
+      while (!signal.aborted) {
+        const i = Atomics.add(counter, 0, 1);
+        if (i >= plan.n) return;
+        await fire(plan.warmup + i, plan.specs[i], now(), false);
+      }
+    };
+    await Promise.all(Array.from({ length: plan.slots }, slot));
+    return [];
+  }
+  const gate: Pool | undefined = plan.slots !== undefined ? createPool(plan.slots) : undefined;
+  const tasks: Array<Promise<unknown>> = [];
+  const latenessMs: number[] = [];
+  for (const { i, offsetMs, spec } of plan.items) {
+    const due = plan.startMs + offsetMs;
+    latenessMs.push(due > now() ? await sleepUntil(due, { now, signal }) : now() - due);
+    if (signal.aborted) break;
+    const run = () => fire(plan.warmup + i, spec, due, false);
+    tasks.push(gate ? gate.run(run) : run());
+  }
+  await settleTasks(tasks, signal, gate);
+  return latenessMs;
+}
