@@ -22,7 +22,8 @@ import { createRunSender } from './runner-sender';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 
 const port = parentPort;
-if (port) start(workerData as WorkerInit);
+// Only in a thread started by ./worker-pool (another thread pool importing this module starts nothing).
+if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof SharedArrayBuffer) start(workerData as WorkerInit);
 
 function start(init: WorkerInit): void {
   const post = (m: FromWorker) => port?.postMessage(m);
