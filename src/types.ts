@@ -204,14 +204,7 @@ export interface RunSummary {
    * saturated, so its timings include Node's own delay. `simBehind`: the simulator fell behind
    * real time. `warnings` says so in plain words, with what to do. `clientStall`: who made the loop late.
    */
-  health?: {
-    clientBound: boolean;
-    simBehind: boolean;
-    warnings: string[];
-    clientStall?: import('./client-stall').ClientStall;
-    /** Runs with worker threads: each worker's verdict and event-loop delay p99 (ms). */
-    workers?: Array<{ worker: number; clientBound: boolean; eventLoopDelayP99Ms: number }>;
-  };
+  health?: import('./client-stall').RunHealth;
 }
 
 /**

@@ -86,11 +86,15 @@ export function workersFlag(v: Flags, shape: LoadShape | undefined, durationS: n
     throw new UsageError(`--workers must be an integer from 1 to ${MAX_WORKERS}, got '${raw}', e.g. --workers 2`);
   }
   if (n > 1 && durationS !== undefined) {
-    throw new UsageError(`--workers ${n} does not apply with --duration: the stop rule is not shared across threads; give --num-prompts N instead`);
+    throw new UsageError(
+      `--workers ${n} does not apply with --duration: the stop rule is not shared across threads; give --num-prompts N instead`,
+    );
   }
   const slots = shape?.kind === 'closed' ? shape.concurrency : shape?.kind === 'open' ? shape.maxConcurrency : undefined;
   if (slots !== undefined && slots < n) {
-    throw new UsageError(`--workers ${n} is more than --max-concurrency ${slots}: a worker would have no slot; use --workers ≤ ${slots}`);
+    throw new UsageError(
+      `--workers ${n} is more than --max-concurrency ${slots}: a worker would have no slot; use --workers ≤ ${slots}`,
+    );
   }
   return n;
 }

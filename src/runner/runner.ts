@@ -30,7 +30,7 @@ import { startSamplers } from './samplers';
 import { checkPromptLengths } from './preflight';
 import type { RunLoadOptions, RunResult } from './run-options';
 import { resolveApiKey, type TargetAuth } from '../client/url';
-import { createWorkerLoad } from './worker-pool';
+import { createWorkerLoad, type WorkerLoad } from './worker-pool';
 import { checkWorkers } from './worker-split';
 
 export type { Progress };
@@ -64,23 +64,14 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   });
   const { writer, manifest } = await openRunStore(opts, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
-  const pool =
-    workers > 1
-      ? createWorkerLoad({
-          workers,
-          connections,
-          origin,
-          progress,
-          writer,
-          onRecord: opts.onRecord,
-          client: { rootUrl: target.rootUrl, model: target.model, ...auth, ...timeoutsOf(opts) },
-        })
-      : undefined;
+  const client0 = { rootUrl: target.rootUrl, model: target.model, ...auth, ...timeoutsOf(opts) };
+  const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: client0 };
+  const pool = workers > 1 ? createWorkerLoad(poolOpts) : undefined;
   const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
   const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;
-  const loading: Promise<LoadOutcome> = pool
-    ? pool.drive(ro, now, stop.signal).then((l) => ({ latenessMs: l.latenessMs, health: { stop: () => l.health } }))
+  const loading = pool
+    ? driveWorkers(pool, ro, now, stop.signal)
     : driveLoad(ro, sender as RunSender, now, progress, stop.signal, opts.durationMs);
   const load = await loading.catch(async (err: unknown) => {
     await samplers.stop();
@@ -100,7 +91,6 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   progress.finish();
   stop.detach();
   await client.close();
-
   const summary = runSummary(sender.records, opts.slo, seen);
   const counts = {
     peakInFlight: sender.peakInFlight,
@@ -143,7 +133,16 @@ function connectionsFor(shape: LoadShape, n: number): number {
   return n;
 }
 
-type LoadOutcome = Awaited<ReturnType<typeof driveLoad>>;
+/** The measured load sent by worker threads (./worker-pool), in `driveLoad`'s terms. */
+async function driveWorkers(
+  pool: WorkerLoad,
+  ro: ResolvedRunOptions,
+  now: () => number,
+  signal: AbortSignal,
+): Promise<Awaited<ReturnType<typeof driveLoad>>> {
+  const l = await pool.drive(ro, now, signal);
+  return { latenessMs: l.latenessMs, health: { stop: () => l.health } };
+}
 
 /** The client's timeouts given in the options. */
 function timeoutsOf(opts: RunLoadOptions): { timeoutMs?: number; idleTimeoutMs?: number } {

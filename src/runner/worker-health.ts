@@ -10,6 +10,7 @@
  *   every core of the machine (then nothing was left for the load). Each reason names its worker.
  */
 
+import type { WorkerVerdict } from '../client-stall';
 import type { ClientHealth } from './health';
 
 /** One worker's health, as kept in `manifest.client.workers`. */
@@ -54,6 +55,6 @@ export function combineWorkerHealth(per: ClientHealth[], whole: ClientHealth): W
 }
 
 /** The summary's line per worker: its verdict and event-loop delay p99, ms. */
-export function workerVerdicts(h: WorkersHealth): Array<{ worker: number; clientBound: boolean; eventLoopDelayP99Ms: number }> {
+export function workerVerdicts(h: WorkersHealth): WorkerVerdict[] {
   return h.workers.map((w) => ({ worker: w.worker, clientBound: w.clientBound, eventLoopDelayP99Ms: w.eventLoopDelayP99Ms }));
 }

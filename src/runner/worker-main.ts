@@ -4,32 +4,30 @@
  * every record to the main thread, which alone writes the run folder (messages: `./worker-protocol`).
  *
  * Clock: `performance.timeOrigin` may differ between threads, so the run clock here is this thread's
- * epoch clock aligned to the system clock (`epochMinusRealtimeMs`, src/calibrate/epoch-clock.ts) minus
- * the run's origin on that same aligned clock: the stamps of every worker and of the main thread are
- * on one clock, to about a microsecond.
+ * epoch clock aligned to the system clock minus the run's origin on that same aligned clock
+ * (./thread-clock): the stamps of every worker and of the main thread are on one clock.
  * Stop: on `{t:'stop'}` nothing new is sent, in-flight requests end as `aborted` records (posted), then
  * `done` goes out with this worker's health.
  */
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { epochMinusRealtimeMs } from '../calibrate/epoch-clock';
 import { createClient } from '../client/client';
 import { sleepUntil } from '../schedule/pacer';
 import { createPool, settleTasks, type Pool } from '../schedule/pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { startClientHealth } from './health';
+import { threadRunClock } from './thread-clock';
 import { createRunSender } from './runner-sender';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 
 const port = parentPort;
 // Only in a thread started by ./worker-pool (another thread pool importing this module starts nothing).
-if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof SharedArrayBuffer) start(workerData as WorkerInit);
+if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof SharedArrayBuffer)
+  start(workerData as WorkerInit);
 
 function start(init: WorkerInit): void {
   const post = (m: FromWorker) => port?.postMessage(m);
-  // this thread's epoch ms, aligned to the system clock, minus the run's origin on that clock
-  const shift = performance.timeOrigin - epochMinusRealtimeMs() - init.originRealtimeMs;
-  const now = () => performance.now() + shift;
+  const now = threadRunClock(init.originRealtimeMs);
   const stop = new AbortController();
   const client = createClient({
     baseUrl: init.rootUrl,

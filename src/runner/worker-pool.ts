@@ -12,7 +12,6 @@
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { epochMinusRealtimeMs } from '../calibrate/epoch-clock';
 import { packageRoot } from '../paths';
 import { tsxLoaderUrl } from '../proc/child';
 import { builtEntry } from '../proc/dist';
@@ -23,6 +22,7 @@ import { startClientHealth, type ClientHealth } from './health';
 import type { ProgressTracker } from './progress';
 import { createRecordKeeper } from './runner-sender';
 import type { ResolvedRunOptions } from './validate';
+import { originRealtimeMs } from './thread-clock';
 import { combineWorkerHealth, type WorkersHealth } from './worker-health';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 import { roundRobin, splitEvenly } from './worker-split';
@@ -69,90 +69,48 @@ export function startWorker(init: WorkerInit): Worker {
 /** The main thread's side of a run with worker threads (see the module comment). */
 export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
   const keeper = createRecordKeeper(o);
-  let inFlight = 0;
-  let peakInFlight = 0;
-  let sent = 0;
-  const onMessage = (m: FromWorker, waitWarm: Map<number, () => void>) => {
+  const count = { inFlight: 0, peak: 0, sent: 0 };
+  const warmWaits = new Map<number, () => void>();
+  const onData = (m: FromWorker) => {
     if (m.t === 'sent') {
-      sent++;
-      inFlight++;
-      peakInFlight = Math.max(peakInFlight, inFlight);
-      o.progress.setInFlight(inFlight);
+      count.sent++;
+      count.inFlight++;
+      count.peak = Math.max(count.peak, count.inFlight);
+      o.progress.setInFlight(count.inFlight);
     } else if (m.t === 'record') {
-      inFlight--;
-      o.progress.setInFlight(inFlight);
+      count.inFlight--;
+      o.progress.setInFlight(count.inFlight);
       keeper.keep(m.record);
-      if (m.record.warmup) waitWarm.get(m.record.index)?.();
-    } else if (m.t === 'warmup-skipped') for (const f of waitWarm.values()) f();
+      if (m.record.warmup) warmWaits.get(m.record.index)?.();
+    } else if (m.t === 'warmup-skipped') for (const f of warmWaits.values()) f();
   };
 
   async function drive(ro: ResolvedRunOptions, now: () => number, signal: AbortSignal) {
-    const counter = new SharedArrayBuffer(4);
-    const originRealtimeMs = performance.timeOrigin + o.origin - epochMinusRealtimeMs();
-    const conns = splitEvenly(o.connections, o.workers);
-    const waitWarm = new Map<number, () => void>();
-    const done: Array<{ health: ClientHealth; latenessMs: number[] } | undefined> = [];
-    let failure: Error | undefined;
-    let settle: () => void = () => {};
-    const threads = Array.from({ length: o.workers }, (_, w) =>
-      startWorker({ ...o.client, worker: w, connections: Math.max(1, conns[w]), originRealtimeMs, counter }),
-    );
-    const ready = new Set<number>();
-    let whenReady: () => void = () => {};
-    const post = (w: number, m: ToWorker) => threads[w].postMessage(m);
-    const stopAll = () => threads.forEach((_, w) => post(w, { t: 'stop' }));
-    const fail = (w: number, why: string) => {
-      failure ??= new Error(`worker ${w} failed: ${why}`);
-      stopAll();
-      settle();
-      whenReady();
-      for (const f of waitWarm.values()) f();
-    };
-    threads.forEach((t, w) => {
-      t.on('message', (m: FromWorker) => {
-        if (m.t === 'ready') {
-          ready.add(w);
-          if (ready.size === o.workers) whenReady();
-        } else if (m.t === 'done') {
-          done[w] = { health: m.health, latenessMs: m.latenessMs };
-          if (done.filter(Boolean).length === o.workers) settle();
-        } else if (m.t === 'error') fail(w, m.message);
-        else onMessage(m, waitWarm);
-      });
-      t.on('error', (err) => fail(w, err.stack ?? String(err)));
-      t.on('exit', (code) => done[w] === undefined && fail(w, `exited with code ${code} before it was done`));
-    });
-    const onAbort = () => stopAll();
+    const crew = startCrew(o, onData, () => warmWaits.forEach((f) => f()));
+    const onAbort = () => crew.stopAll();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      await new Promise<void>((r) => (whenReady = r));
-      if (failure) throw failure;
+      await crew.ready;
       o.progress.setPhase(ro.warmup > 0 ? 'warmup' : 'load');
-      for (let k = 0; k < ro.warmup && !signal.aborted && !failure; k++) {
-        const got = new Promise<void>((r) => waitWarm.set(k, r));
-        post(k % o.workers, { t: 'warmup', index: k, spec: ro.specOf(k % ro.n) });
+      for (let k = 0; k < ro.warmup && !signal.aborted && !crew.failure(); k++) {
+        const got = new Promise<void>((r) => warmWaits.set(k, r));
+        crew.post(k % o.workers, { t: 'warmup', index: k, spec: ro.specOf(k % ro.n) });
         await got;
-        waitWarm.delete(k);
+        warmWaits.delete(k);
       }
-      if (failure) throw failure;
       o.progress.setPhase('load');
-      const mainHealth = startClientHealth({ delayP99Ms: Number.POSITIVE_INFINITY, cpuPercent: Number.POSITIVE_INFINITY });
-      const finished = new Promise<void>((r) => (settle = r));
-      const plans = planWorkers(ro, o.workers, now() + START_LEAD_MS);
-      plans.forEach((plan, w) => post(w, { t: 'go', plan }));
-      if (signal.aborted) stopAll();
-      await finished;
-      if (failure) throw failure;
-      const per = done as Array<{ health: ClientHealth; latenessMs: number[] }>;
+      const whole = startClientHealth({ delayP99Ms: Number.POSITIVE_INFINITY, cpuPercent: Number.POSITIVE_INFINITY });
+      planWorkers(ro, o.workers, now() + START_LEAD_MS).forEach((plan, w) => crew.post(w, { t: 'go', plan }));
+      if (signal.aborted) crew.stopAll();
+      const done = await crew.finished;
       const health = combineWorkerHealth(
-        per.map((d) => d.health),
-        mainHealth.stop(),
+        done.map((d) => d.health),
+        whole.stop(),
       );
-      return { health, latenessMs: per.flatMap((d) => d.latenessMs) };
+      return { health, latenessMs: done.flatMap((d) => d.latenessMs) };
     } finally {
       signal.removeEventListener('abort', onAbort);
-      for (const t of threads) t.removeAllListeners('exit');
-      await Promise.all(threads.map((t) => t.terminate()));
+      await crew.close();
     }
   }
 
@@ -160,15 +118,83 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
     drive,
     records: keeper.records,
     get peakInFlight() {
-      return peakInFlight;
+      return count.peak;
     },
     get sent() {
-      return sent;
+      return count.sent;
     },
     get callbackError() {
       return keeper.callbackError;
     },
   };
+}
+
+type Done = { health: ClientHealth; latenessMs: number[] };
+
+/** A promise with its resolve and reject (its rejection is handled: the caller awaits it when it matters). */
+function deferred<T>() {
+  let resolve: (v: T) => void = () => {};
+  let reject: (e: Error) => void = () => {};
+  const promise = new Promise<T>((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+/** The running worker threads of one run. `ready` and `finished` reject when any worker fails. */
+interface Crew {
+  post(w: number, m: ToWorker): void;
+  stopAll(): void;
+  ready: Promise<void>;
+  /** Each worker's `done`, by worker number, once every worker has sent it. */
+  finished: Promise<Done[]>;
+  failure(): Error | undefined;
+  /** Terminate every thread. */
+  close(): Promise<void>;
+}
+
+/** Start the threads; `onData` gets `sent` and `record` messages, `onFail` runs once a worker failed. */
+function startCrew(o: WorkerLoadOptions, onData: (m: FromWorker) => void, onFail: () => void): Crew {
+  const counter = new SharedArrayBuffer(4);
+  const originRealtime = originRealtimeMs(o.origin);
+  const conns = splitEvenly(o.connections, o.workers);
+  const threads = Array.from({ length: o.workers }, (_, w) =>
+    startWorker({ ...o.client, worker: w, connections: Math.max(1, conns[w]), originRealtimeMs: originRealtime, counter }),
+  );
+  const done: Array<Done | undefined> = [];
+  const ready = new Set<number>();
+  let failure: Error | undefined;
+  const readyD = deferred<void>();
+  const finishedD = deferred<Done[]>();
+  const post = (w: number, m: ToWorker) => threads[w].postMessage(m);
+  const stopAll = () => threads.forEach((_, w) => post(w, { t: 'stop' }));
+  const fail = (w: number, why: string) => {
+    if (failure) return;
+    failure = new Error(`worker ${w} failed: ${why}`);
+    stopAll();
+    readyD.reject(failure);
+    finishedD.reject(failure);
+    onFail();
+  };
+  threads.forEach((t, w) => {
+    t.on('message', (m: FromWorker) => {
+      if (m.t === 'ready' && ready.add(w).size === o.workers) readyD.resolve();
+      else if (m.t === 'done') {
+        done[w] = { health: m.health, latenessMs: m.latenessMs };
+        if (done.filter(Boolean).length === o.workers) finishedD.resolve(done as Done[]);
+      } else if (m.t === 'error') fail(w, m.message);
+      else onData(m);
+    });
+    t.on('error', (err) => fail(w, err.stack ?? String(err)));
+    t.on('exit', (code) => done[w] === undefined && fail(w, `exited with code ${code} before it was done`));
+  });
+  const close = async () => {
+    for (const t of threads) t.removeAllListeners('exit');
+    await Promise.all(threads.map((t) => t.terminate()));
+  };
+  return { post, stopAll, ready: readyD.promise, finished: finishedD.promise, failure: () => failure, close };
 }
 
 /** Each worker's share of the measured load (see ./worker-split); `startMs` = run-clock start of a schedule. */
@@ -180,7 +206,8 @@ export function planWorkers(ro: ResolvedRunOptions, workers: number, startMs: nu
     const slots = splitEvenly((shape as { concurrency: number }).concurrency, workers);
     return slots.map((s) => ({ kind: 'closed', slots: s, n, warmup, specs }));
   }
-  const caps = shape.kind === 'open' && shape.maxConcurrency !== undefined ? splitEvenly(shape.maxConcurrency, workers) : undefined;
+  const caps =
+    shape.kind === 'open' && shape.maxConcurrency !== undefined ? splitEvenly(shape.maxConcurrency, workers) : undefined;
   return Array.from({ length: workers }, (_, w) => {
     const items = roundRobin(n, workers, w)
       .map((i) => ({ i, offsetMs: offsets[i], spec: ro.specOf(i) }))

@@ -42,10 +42,7 @@ export type WorkerPlan =
     };
 
 /** Main → worker. */
-export type ToWorker =
-  | { t: 'warmup'; index: number; spec: RequestSpec }
-  | { t: 'go'; plan: WorkerPlan }
-  | { t: 'stop' };
+export type ToWorker = { t: 'warmup'; index: number; spec: RequestSpec } | { t: 'go'; plan: WorkerPlan } | { t: 'stop' };
 
 /** Worker → main. */
 export type FromWorker =
