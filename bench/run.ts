@@ -24,6 +24,7 @@ const BENCHES: Record<
   sim: { about: 'simulator real-time fidelity at 1, 32, 128, 256 streams', load: () => import('./sim-fidelity') },
   yard: { about: 'client yardstick: ours vs bare net, undici, aiohttp (CPU/event, ITL p99)', quick: true, load: () => import('./client-yardstick') },
   'yard-sim': { about: 'simulator yardstick: CPU/token vs a bare writer, step lateness p99 at 128 and 256', quick: true, load: () => import('./sim-yardstick') },
+  workers: { about: 'run --workers 1, 2, 4: events/s at p99 stamp error ≤ 2 ms', quick: true, load: () => import('./workers') },
   parse: { about: 'SSE stamping+parsing cost per event, stats over 100k samples', load: () => import('./parse-stats') },
   calibration: {
     about: 'loadlab calibrate vs hidden simulator profiles: wall time, held-out errors',

@@ -10,6 +10,7 @@
  * `done` goes out with this worker's health.
  */
 
+import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createClient } from '../client/client';
 import { sleepUntil } from '../schedule/pacer';
@@ -58,6 +59,8 @@ function start(init: WorkerInit): void {
         .then((r) => r ?? post({ t: 'warmup-skipped' }))
         .catch(fail);
     } else if (m.t === 'go') {
+      // one abort listener per request in flight, as the main thread's stop signal (runner-stop.ts)
+      setMaxListeners((m.plan.kind === 'closed' ? m.plan.n : m.plan.items.length) + 16, stop.signal);
       const health = startClientHealth({ cpuPercent: Number.POSITIVE_INFINITY });
       drive(m.plan, fire, now, stop.signal)
         .then(async (latenessMs) => {
