@@ -3,6 +3,7 @@
  * (real HTTP on 127.0.0.1). Invariants only: every index once, totals, the server's own in-flight
  * count, the plan's offsets, causality across threads; no wall-clock tolerances.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -158,6 +159,24 @@ describe('runLoad with 2 workers', () => {
     expect(codes).toContain('ok');
     expect(codes).toContain('aborted');
     expect((saved.manifest.client as { sent: number }).sent).toBe(saved.records.length);
+  });
+});
+
+describe('SIGINT during a run with workers (Ctrl-C, or "interrupt kernel" in a notebook)', () => {
+  it('stops every worker, keeps their in-flight records as aborted, writes interrupted, and the process exits', () => {
+    const out = join(tmp, 'sigint');
+    const fixture = join(__dirname, 'fixtures', 'sigint-workers-run.ts');
+    const child = spawnSync(process.execPath, ['--import', 'tsx', fixture, out], { encoding: 'utf8', timeout: 60_000 });
+    expect(child.status, child.stderr).toBe(0); // caught, and no worker thread kept the process alive
+    const result = JSON.parse(child.stdout.trim().split('\n').pop()!);
+    expect(result.status).toBe('interrupted');
+    expect(result.sigintListeners).toBe(0);
+    expect(result.codes).toContain('ok');
+    expect(result.codes).toContain('aborted');
+    expect(new Set(result.indices).size).toBe(result.records);
+    const saved = loadRun(out);
+    expect(saved.manifest.status).toBe('interrupted');
+    expect(sortedIndices(saved.records)).toEqual([...result.indices].sort((a: number, b: number) => a - b));
   });
 });
 
