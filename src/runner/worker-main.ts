@@ -18,7 +18,6 @@ import { createPool, settleTasks, type Pool } from '../schedule/pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { startClientHealth } from './health';
 import { threadRunClock } from './thread-clock';
-import { createRunSender } from './runner-sender';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 
 const port = parentPort;
@@ -40,16 +39,14 @@ function start(init: WorkerInit): void {
     ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
     ...(init.headers !== undefined ? { headers: init.headers } : {}),
   });
-  const sender = createRunSender({
-    client,
-    signal: stop.signal,
-    progress: { setInFlight() {}, record() {} },
-    onRecord: (record: RequestRecord) => post({ t: 'record', record }),
-  });
-  const fire = (index: number, spec: RequestSpec, due: number, warm: boolean) => {
-    if (stop.signal.aborted) return Promise.resolve(undefined);
+  // As ./runner-sender, but a record is posted to the main thread, not kept here (it keeps them all).
+  const fire: Fire = async (index, spec, due, warm) => {
+    if (stop.signal.aborted) return undefined;
     post({ t: 'sent' });
-    return sender.fire(index, spec, due, warm);
+    const meta = { index, warmup: warm, intendedStartMs: due, requestId: `${init.idPrefix}-${index}`, signal: stop.signal };
+    const record = await client.send(spec, meta);
+    post({ t: 'record', record });
+    return record;
   };
   const fail = (err: unknown) => post({ t: 'error', message: (err as Error)?.stack ?? String(err) });
   port?.on('message', (m: ToWorker) => {

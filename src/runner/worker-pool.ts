@@ -9,6 +9,7 @@
  * worker's own entry, so a one-line bootstrap registers tsx in the worker, then imports the source).
  */
 
+import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -34,7 +35,7 @@ const START_LEAD_MS = 50;
 export interface WorkerLoadOptions {
   workers: number;
   /** Everything a worker's client needs but its share of connections. */
-  client: Omit<WorkerInit, 'worker' | 'connections' | 'originRealtimeMs' | 'counter'>;
+  client: Omit<WorkerInit, 'worker' | 'connections' | 'originRealtimeMs' | 'counter' | 'idPrefix'>;
   /** Connections of the whole run, split among workers. */
   connections: number;
   /** The run's origin, `performance.now()` ms of this thread. */
@@ -160,8 +161,16 @@ function startCrew(o: WorkerLoadOptions, onData: (m: FromWorker) => void, onFail
   const counter = new SharedArrayBuffer(4);
   const originRealtime = originRealtimeMs(o.origin);
   const conns = splitEvenly(o.connections, o.workers);
+  const idPrefix = `ll-${randomBytes(4).toString('hex')}`;
   const threads = Array.from({ length: o.workers }, (_, w) =>
-    startWorker({ ...o.client, worker: w, connections: Math.max(1, conns[w]), originRealtimeMs: originRealtime, counter }),
+    startWorker({
+      ...o.client,
+      worker: w,
+      connections: Math.max(1, conns[w]),
+      originRealtimeMs: originRealtime,
+      counter,
+      idPrefix,
+    }),
   );
   const done: Array<Done | undefined> = [];
   const ready = new Set<number>();

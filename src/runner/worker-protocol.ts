@@ -16,6 +16,8 @@ export interface WorkerInit {
   headers?: Record<string, string>;
   timeoutMs?: number;
   idleTimeoutMs?: number;
+  /** Request ids are `<idPrefix>-<index>`, as `./runner-sender` makes them (`ll-<8 random hex>`, one per run). */
+  idPrefix: string;
   /** Connections of this worker's client. */
   connections: number;
   /**
