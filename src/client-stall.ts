@@ -27,6 +27,8 @@ export interface WorkerVerdict {
   clientBound: boolean;
   /** Event-loop delay p99 of that worker's thread, ms. */
   eventLoopDelayP99Ms: number;
+  /** That thread's own CPU, % of one core (Linux `/proc/thread-self/stat`); absent where unreadable. */
+  threadCpuPercentOfOneCore?: number;
 }
 
 /** `summary.health`: the client-bound and sim-behind verdicts, their warnings, the stall blame, and with worker threads each worker's verdict. */

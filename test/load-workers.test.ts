@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../src/cli/run';
 import { loadRun } from '../src/run/loader';
 import { runLoad } from '../src/runner/runner';
+import type { ClientHealth } from '../src/runner/health';
+import { threadCpuMs } from '../src/runner/thread-cpu';
+import { combineWorkerHealth } from '../src/runner/worker-health';
 import { checkWorkers, roundRobin, splitEvenly } from '../src/runner/worker-split';
 import { arrivalOffsets } from '../src/schedule/arrivals';
 import { closedLoop, openLoop, timeline } from '../src/schedule/shapes';
@@ -60,6 +63,49 @@ describe('how a run is shared among workers', () => {
   });
 });
 
+describe('the verdict over workers', () => {
+  const h = (over: Partial<ClientHealth> = {}): ClientHealth => ({
+    eventLoopDelayP50Ms: 0.1,
+    eventLoopDelayP99Ms: 1,
+    eventLoopDelayMaxMs: 2,
+    cpuUserMs: 100,
+    cpuSystemMs: 0,
+    wallMs: 1000,
+    cpuPercentOfOneCore: 10,
+    loadAverage1m: 0.5,
+    cores: 2,
+    clientBound: false,
+    reasons: [],
+    ...over,
+  });
+  it('names the worker whose loop was late, and the worker whose thread used a whole core', () => {
+    const late = h({ eventLoopDelayP99Ms: 9, clientBound: true, reasons: ['The load generator was the bottleneck: …'] });
+    const r = combineWorkerHealth([{ ...h(), threadCpuPercentOfOneCore: 97 }, late, h()], h({ cpuPercentOfOneCore: 120 }));
+    expect(r.clientBound).toBe(true);
+    expect(r.eventLoopDelayP99Ms).toBe(9); // the worst worker's
+    expect(r.cpuPercentOfOneCore).toBe(120); // the whole process's
+    expect(r.workers.map((w) => w.clientBound)).toEqual([true, true, false]);
+    expect(r.reasons.some((x) => x.startsWith('worker 0:') && /97 % of one core/.test(x))).toBe(true);
+    expect(r.reasons.some((x) => x.startsWith('worker 1:'))).toBe(true);
+    expect(r.reasons.some((x) => x.startsWith('worker 2:'))).toBe(false);
+  });
+  it('is healthy when every worker is, and flags a process that used every core', () => {
+    expect(combineWorkerHealth([h(), h()], h()).clientBound).toBe(false);
+    const busy = combineWorkerHealth([h(), h()], h({ cpuPercentOfOneCore: 195 }));
+    expect(busy.reasons).toEqual([
+      expect.stringMatching(/2 worker threads used 195 % of one core, more than 90 % of all 2 cores/),
+    ]);
+  });
+  it("reads the calling thread's own CPU, never going back", () => {
+    const a = threadCpuMs();
+    if (a === undefined) return; // not Linux: nothing to read (and nothing is claimed)
+    let x = 0;
+    for (let i = 0; i < 2e6; i++) x += Math.sqrt(i);
+    expect(x).toBeGreaterThan(0);
+    expect(threadCpuMs()!).toBeGreaterThanOrEqual(a);
+  });
+});
+
 describe('runLoad with 2 workers', () => {
   it('closed loop: every index once on disk, as many records as requests, never more than C in flight at the server', async () => {
     const s = await server(2, 8);
@@ -76,8 +122,12 @@ describe('runLoad with 2 workers', () => {
     expect(stats.peakInFlight).toBeLessThanOrEqual(4);
     expect(r.peakInFlight).toBeLessThanOrEqual(4);
     // the verdict covers each worker, in the manifest and in the summary
-    const client = saved.manifest.client as { workers: Array<{ worker: number; eventLoopDelayP99Ms: number }>; sent: number };
+    const client = saved.manifest.client as {
+      workers: Array<{ worker: number; threadCpuPercentOfOneCore?: number }>;
+      sent: number;
+    };
     expect(client.workers.map((w) => w.worker)).toEqual([0, 1]);
+    if (threadCpuMs() !== undefined) expect(client.workers.every((w) => (w.threadCpuPercentOfOneCore ?? -1) >= 0)).toBe(true);
     expect(client.sent).toBe(43);
     expect(readJson(join(out, 'summary.json')).health.workers.map((w: { worker: number }) => w.worker)).toEqual([0, 1]);
   });

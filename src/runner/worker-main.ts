@@ -17,6 +17,7 @@ import { sleepUntil } from '../schedule/pacer';
 import { createPool, settleTasks, type Pool } from '../schedule/pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { startClientHealth } from './health';
+import { threadCpuMs } from './thread-cpu';
 import { threadRunClock } from './thread-clock';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 
@@ -59,9 +60,15 @@ function start(init: WorkerInit): void {
       // one abort listener per request in flight, as the main thread's stop signal (runner-stop.ts)
       setMaxListeners((m.plan.kind === 'closed' ? m.plan.n : m.plan.items.length) + 16, stop.signal);
       const health = startClientHealth({ cpuPercent: Number.POSITIVE_INFINITY });
+      const cpu0 = threadCpuMs();
+      const t0 = performance.now();
       drive(m.plan, fire, now, stop.signal)
         .then(async (latenessMs) => {
-          post({ t: 'done', health: health.stop(), latenessMs });
+          const cpu1 = threadCpuMs();
+          const wallMs = performance.now() - t0;
+          const threadCpuPercent =
+            cpu0 !== undefined && cpu1 !== undefined && wallMs > 0 ? ((cpu1 - cpu0) / wallMs) * 100 : undefined;
+          post({ t: 'done', health: health.stop(), latenessMs, ...(threadCpuPercent !== undefined ? { threadCpuPercent } : {}) });
           await client.close();
         })
         .catch(fail);

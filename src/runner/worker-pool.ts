@@ -19,12 +19,12 @@ import { builtEntry } from '../proc/dist';
 import type { RunWriter } from '../run/store';
 import { arrivalOffsets } from '../schedule/arrivals';
 import type { RequestRecord } from '../types';
-import { startClientHealth, type ClientHealth } from './health';
+import { startClientHealth } from './health';
 import type { ProgressTracker } from './progress';
 import { createRecordKeeper } from './runner-sender';
 import type { ResolvedRunOptions } from './validate';
 import { originRealtimeMs } from './thread-clock';
-import { combineWorkerHealth, type WorkersHealth } from './worker-health';
+import { combineWorkerHealth, type WorkerReport, type WorkersHealth } from './worker-health';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 import { roundRobin, splitEvenly } from './worker-split';
 
@@ -130,7 +130,7 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
   };
 }
 
-type Done = { health: ClientHealth; latenessMs: number[] };
+type Done = { health: WorkerReport; latenessMs: number[] };
 
 /** A promise with its resolve and reject (its rejection is handled: the caller awaits it when it matters). */
 function deferred<T>() {
@@ -191,7 +191,8 @@ function startCrew(o: WorkerLoadOptions, onData: (m: FromWorker) => void, onFail
     t.on('message', (m: FromWorker) => {
       if (m.t === 'ready' && ready.add(w).size === o.workers) readyD.resolve();
       else if (m.t === 'done') {
-        done[w] = { health: m.health, latenessMs: m.latenessMs };
+        const threadCpu = m.threadCpuPercent !== undefined ? { threadCpuPercentOfOneCore: m.threadCpuPercent } : {};
+        done[w] = { health: { ...m.health, ...threadCpu }, latenessMs: m.latenessMs };
         if (done.filter(Boolean).length === o.workers) finishedD.resolve(done as Done[]);
       } else if (m.t === 'error') fail(w, m.message);
       else onData(m);

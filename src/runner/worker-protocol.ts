@@ -52,5 +52,11 @@ export type FromWorker =
   | { t: 'sent' }
   | { t: 'record'; record: RequestRecord }
   | { t: 'warmup-skipped' }
-  | { t: 'done'; health: ClientHealth; latenessMs: number[] }
+  | {
+      t: 'done';
+      health: ClientHealth;
+      latenessMs: number[];
+      /** This thread's own CPU over its measured load, % of one core (./thread-cpu); absent where unreadable. */
+      threadCpuPercent?: number;
+    }
   | { t: 'error'; message: string };
