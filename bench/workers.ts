@@ -40,6 +40,8 @@ interface Pass {
   cpuPercentOfOneCore: number;
   /** The worst worker's event-loop delay p99, ms. */
   eventLoopDelayP99Ms: number;
+  /** Each worker thread's own CPU, % of one core (runs with workers > 1, Linux). */
+  workerThreadCpuPercent: number[];
   loadAverage1m: number;
 }
 
@@ -69,7 +71,11 @@ async function pass(src: NullServerChild, workers: number, gapMs: number, passS:
   });
   const sent = await getJson<Record<string, number[]>>(`${src.baseUrl}/sent`);
   const f = passFigures(onEpoch(r.records, r.manifest.clock.originEpochMs), sent, src.offsetMs, 1);
-  const client = r.manifest.client as { cpuPercentOfOneCore: number; eventLoopDelayP99Ms: number };
+  const client = r.manifest.client as {
+    cpuPercentOfOneCore: number;
+    eventLoopDelayP99Ms: number;
+    workers?: Array<{ threadCpuPercentOfOneCore?: number }>;
+  };
   return {
     workers,
     streams: STREAMS,
@@ -81,6 +87,7 @@ async function pass(src: NullServerChild, workers: number, gapMs: number, passS:
     dropped: r.records.reduce((a, x) => a + Math.max(0, tokens - x.chunkMs.length), 0),
     cpuPercentOfOneCore: round(client.cpuPercentOfOneCore, 1),
     eventLoopDelayP99Ms: round(client.eventLoopDelayP99Ms),
+    workerThreadCpuPercent: (client.workers ?? []).map((w) => round(w.threadCpuPercentOfOneCore ?? NaN, 1)),
     loadAverage1m: round(loadavg()[0] ?? 0, 2),
   };
 }
@@ -100,7 +107,8 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
         passes.push(p);
         lines.push(
           `workers ${w}, C=${STREAMS}, gap ${gap} ms: ${p.eventsPerSec} events/s (offered ${p.offeredEventsPerSec}), stamp error ` +
-            `${fmtDist(p.stampErrorMs)}, process CPU ${p.cpuPercentOfOneCore} % of a core, worst worker loop delay p99 ` +
+            `${fmtDist(p.stampErrorMs)}, process CPU ${p.cpuPercentOfOneCore} % of a core` +
+            `${p.workerThreadCpuPercent.length ? ` (worker threads ${p.workerThreadCpuPercent.join(' / ')} %)` : ''}, worst loop delay p99 ` +
             `${p.eventLoopDelayP99Ms} ms, dropped ${p.dropped}, failed ${p.failed} [load ${p.loadAverage1m}]`,
         );
       }
