@@ -32,6 +32,7 @@ const BENCHES: Record<
     quick: true,
     load: () => import('./sim-yardstick'),
   },
+  workers: { about: 'run --workers 1, 2, 4: events/s at p99 stamp error ≤ 2 ms', quick: true, load: () => import('./workers') },
   parse: { about: 'SSE stamping+parsing cost per event, stats over 100k samples', load: () => import('./parse-stats') },
   calibration: {
     about: 'loadlab calibrate vs hidden simulator profiles: wall time, held-out errors',

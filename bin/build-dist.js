@@ -4,7 +4,7 @@
 // Run by `npm ci` / `npm install` (the `prepare` script) and by `npm run build`.
 //
 // - Entries: the CLI (src/cli/main.ts), the simulator (src/sim/main.ts), the null server
-//   (src/calibrate/null-server.ts). ESM with code splitting, so the CLI's lazy subcommand imports
+//   (src/calibrate/null-server.ts), a run's worker thread (src/runner/worker-main.ts). ESM with code splitting, so the CLI's lazy subcommand imports
 //   stay lazy: `loadlab --help` loads only the CLI's own chunk.
 // - npm packages stay external (resolved from node_modules at run time); only src/ is bundled.
 // - src/ is written for tsx and tslab, where `__dirname` and `require` exist (src/paths.ts finds the
@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 /** Entry points, relative to the package root; dist/ mirrors their path under src/ with `.js`. */
-export const ENTRIES = ['src/cli/main.ts', 'src/sim/main.ts', 'src/calibrate/null-server.ts'];
+export const ENTRIES = ['src/cli/main.ts', 'src/sim/main.ts', 'src/calibrate/null-server.ts', 'src/runner/worker-main.ts'];
 
 const BANNER = [
   "import { createRequire as __llCreateRequire } from 'node:module';",

@@ -1,6 +1,6 @@
 /**
  * Who made the client's event loop late in a run: the shape stored in `manifest.client.stall` and
- * `summary.health.clientStall`. Measured and judged by src/runner/stall-blame.ts (issue #16).
+ * `summary.health.clientStall` (and the `summary.health` block that holds it). Measured and judged by src/runner/stall-blame.ts (issue #16).
  */
 
 /** What delayed the client's loop most (late ms); `none`: no 10 ms interval was late by more than 1 ms. */
@@ -19,4 +19,23 @@ export interface ClientStall {
   othersLoad1m: number;
   /** CPU time stolen by the VM's host over the run, % of all CPU time (`/proc/stat`); absent where unreadable. */
   stealPercent?: number;
+}
+
+/** One worker thread's verdict in `summary.health.workers` (runs with `workers > 1`, src/runner/worker-health.ts). */
+export interface WorkerVerdict {
+  worker: number;
+  clientBound: boolean;
+  /** Event-loop delay p99 of that worker's thread, ms. */
+  eventLoopDelayP99Ms: number;
+  /** That thread's own CPU, % of one core (Linux `/proc/thread-self/stat`); absent where unreadable. */
+  threadCpuPercentOfOneCore?: number;
+}
+
+/** `summary.health`: the client-bound and sim-behind verdicts, their warnings, the stall blame, and with worker threads each worker's verdict. */
+export interface RunHealth {
+  clientBound: boolean;
+  simBehind: boolean;
+  warnings: string[];
+  clientStall?: ClientStall;
+  workers?: WorkerVerdict[];
 }

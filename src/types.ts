@@ -204,7 +204,7 @@ export interface RunSummary {
    * saturated, so its timings include Node's own delay. `simBehind`: the simulator fell behind
    * real time. `warnings` says so in plain words, with what to do. `clientStall`: who made the loop late.
    */
-  health?: { clientBound: boolean; simBehind: boolean; warnings: string[]; clientStall?: import('./client-stall').ClientStall };
+  health?: import('./client-stall').RunHealth;
 }
 
 /**

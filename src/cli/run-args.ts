@@ -16,7 +16,7 @@ import { burst, closedLoop, type LoadShape, openLoop } from '../schedule/shapes'
 import type { Slo } from '../types';
 import { CHALLENGES_PROMPT } from '../workload/prompts';
 import { DATASET_OPTIONS, datasetFlags, goodputFlag, percentileFlags, spreadGoodput } from './run-dataset-args';
-import { durationCount, durationFlag, MEASURE_OPTIONS, metricsIntervalFlag } from './run-measure-args';
+import { durationCount, durationFlag, MEASURE_OPTIONS, metricsIntervalFlag, workersFlag } from './run-measure-args';
 import { REQUEST_OPTIONS, type RequestExtras, requestFlags, spreadRequestArgs } from './run-request-args';
 import { UsageError } from './usage-error';
 
@@ -77,6 +77,7 @@ Run:
   --idle-timeout-s S                no-bytes timeout (default 60)
   --api-key KEY                     default $LOADLAB_API_KEY or $OPENAI_API_KEY
   --quiet                           no progress line
+  --workers N                       send from N worker threads, for loads beyond one core (default 1)
 `;
 
 /** `--name` as an integer ≥ `min` (default 1), or undefined when not given. */
@@ -180,6 +181,8 @@ export interface RunArgs {
   metricsIntervalMs?: number;
   /** `--ci`: bootstrap intervals in the printed table. */
   ci: boolean;
+  /** `--workers`: worker threads. */
+  workers?: number;
 }
 
 function renamedCheck(argv: readonly string[]): void {
@@ -229,6 +232,8 @@ export function parseRunArgs(argv: string[]): 'help' | RunArgs {
   if (durationS !== undefined) out.durationS = durationS;
   const metricsIntervalMs = metricsIntervalFlag(v);
   if (metricsIntervalMs !== undefined) out.metricsIntervalMs = metricsIntervalMs;
+  const workers = workersFlag(v, out.shape, durationS);
+  if (workers !== undefined) out.workers = workers;
   if (numPrompts !== undefined) out.numPrompts = numPrompts;
   if (dataset) out.dataset = dataset;
   const slo = goodputFlag(v);

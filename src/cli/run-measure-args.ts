@@ -8,9 +8,11 @@
  * - `--metrics-interval MS`: scrape the server's `/metrics` every MS ms (jittered, seeded) into
  *   `metrics.jsonl`.
  * - `--ci`: seeded bootstrap intervals (95 %) for the printed percentiles.
+ * - `--workers N`: send the load from N worker threads (src/runner/worker-split.ts), for loads beyond one core.
  */
 
 import type { LoadShape } from '../schedule/shapes';
+import { MAX_WORKERS } from '../runner/worker-split';
 import { UsageError } from './usage-error';
 
 /** parseArgs specs of these flags. */
@@ -18,6 +20,7 @@ export const MEASURE_OPTIONS = {
   duration: { type: 'string' },
   'metrics-interval': { type: 'string' },
   ci: { type: 'boolean' },
+  workers: { type: 'string' },
 } as const;
 
 /** With `--duration` and no `--num-prompts`, a closed loop sends at most this many requests. */
@@ -69,4 +72,29 @@ export function metricsIntervalFlag(v: Flags): number | undefined {
     throw new UsageError(`--metrics-interval must be ms ≥ ${MIN_METRICS_INTERVAL_MS}, got '${raw}', e.g. --metrics-interval 250`);
   }
   return ms;
+}
+
+/**
+ * `--workers N` (1..MAX_WORKERS), or undefined. Refused with `--duration` (the stop rule is not shared
+ * across threads) and when a closed loop's or an open loop's cap leaves a worker without a slot.
+ */
+export function workersFlag(v: Flags, shape: LoadShape | undefined, durationS: number | undefined): number | undefined {
+  const raw = v.workers as string | undefined;
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_WORKERS) {
+    throw new UsageError(`--workers must be an integer from 1 to ${MAX_WORKERS}, got '${raw}', e.g. --workers 2`);
+  }
+  if (n > 1 && durationS !== undefined) {
+    throw new UsageError(
+      `--workers ${n} does not apply with --duration: the stop rule is not shared across threads; give --num-prompts N instead`,
+    );
+  }
+  const slots = shape?.kind === 'closed' ? shape.concurrency : shape?.kind === 'open' ? shape.maxConcurrency : undefined;
+  if (slots !== undefined && slots < n) {
+    throw new UsageError(
+      `--workers ${n} is more than --max-concurrency ${slots}: a worker would have no slot; use --workers ≤ ${slots}`,
+    );
+  }
+  return n;
 }

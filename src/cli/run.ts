@@ -108,6 +108,7 @@ function loadOptions(args: RunArgs, plan: ReturnType<typeof loadPlan>, apiKey: s
     ...(idleS !== undefined ? { idleTimeoutMs: idleS * 1000 } : {}),
     ...(args.durationS !== undefined ? { durationMs: args.durationS * 1000 } : {}),
     ...(args.metricsIntervalMs !== undefined ? { sampleMetrics: args.metricsIntervalMs } : {}),
+    ...(args.workers !== undefined ? { workers: args.workers } : {}),
     progress: !v.quiet,
   };
 }

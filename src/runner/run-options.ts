@@ -67,6 +67,12 @@ export interface RunLoadOptions {
    * `signal` does instead of killing the process; default true.
    */
   abortOnSigint?: boolean;
+  /**
+   * Worker threads that send the load, for loads beyond one core (./worker-split says how it is
+   * shared); default 1 (this thread). Not with `sessions(...)` nor `durationMs`. Records still reach one
+   * run folder; the health verdict covers each worker (`manifest.client.workers`).
+   */
+  workers?: number;
 }
 
 /** What `runLoad` returns. */

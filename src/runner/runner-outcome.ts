@@ -10,6 +10,7 @@ import type { RunWriter } from '../run/store';
 import { summarizeRun } from '../stats/summary';
 import type { RequestRecord, RunSummary, Slo } from '../types';
 import type { ClientHealth, SimLatenessVerdict } from './health';
+import { workerVerdicts, type WorkersHealth } from './worker-health';
 
 /** What the load phase of a run observed, beside its records. */
 export interface RunObservations {
@@ -28,6 +29,7 @@ export function runSummary(records: readonly RequestRecord[], slo: Slo | undefin
       simBehind: seen.simLateness?.simBehind ?? false,
       warnings: [...seen.clientHealth.reasons, ...(seen.simLateness?.reasons ?? [])],
       ...(seen.clientHealth.stall ? { clientStall: seen.clientHealth.stall } : {}),
+      ...('workers' in seen.clientHealth ? { workers: workerVerdicts(seen.clientHealth as WorkersHealth) } : {}),
     },
   };
 }

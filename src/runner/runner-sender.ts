@@ -43,15 +43,19 @@ export interface RunSender {
   readonly callbackError: unknown;
 }
 
-/** A sender whose request ids are `ll-<8 random hex>-<index>`. */
-export function createRunSender(o: RunSenderOptions): RunSender {
-  const idPrefix = `ll-${randomBytes(4).toString('hex')}`;
-  const records: RequestRecord[] = [];
-  let inFlight = 0;
-  let peakInFlight = 0;
-  let sent = 0;
-  let callbackError: unknown;
+/** Where a run's records go: kept in memory, counted, queued for `requests.jsonl`, then told to `onRecord`. */
+export interface RecordKeeper {
+  keep(record: RequestRecord): void;
+  /** Every record in finishing order. */
+  readonly records: RequestRecord[];
+  /** The first error an `onRecord` call threw. */
+  readonly callbackError: unknown;
+}
 
+/** A record keeper (used by the sender, and by the main thread of a run with worker threads). */
+export function createRecordKeeper(o: Pick<RunSenderOptions, 'progress' | 'writer' | 'onRecord'>): RecordKeeper {
+  const records: RequestRecord[] = [];
+  let callbackError: unknown;
   const tell = (record: RequestRecord) => {
     try {
       o.onRecord?.(record);
@@ -66,6 +70,24 @@ export function createRunSender(o: RunSenderOptions): RunSender {
     if (o.writer) o.writer.appendSoon(record, () => tell(record));
     else tell(record);
   };
+  return {
+    keep,
+    records,
+    get callbackError() {
+      return callbackError;
+    },
+  };
+}
+
+/** A sender whose request ids are `ll-<8 random hex>-<index>`. */
+export function createRunSender(o: RunSenderOptions): RunSender {
+  const idPrefix = `ll-${randomBytes(4).toString('hex')}`;
+  const keeper = createRecordKeeper(o);
+  const { keep, records } = keeper;
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let sent = 0;
+
   const fire: RunSender['fire'] = async (index, spec, intendedStartMs, isWarmup, turn) => {
     if (o.signal.aborted) return undefined;
     inFlight++;
@@ -93,7 +115,7 @@ export function createRunSender(o: RunSenderOptions): RunSender {
       return sent;
     },
     get callbackError() {
-      return callbackError;
+      return keeper.callbackError;
     },
   };
 }

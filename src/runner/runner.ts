@@ -30,6 +30,8 @@ import { startSamplers } from './samplers';
 import { checkPromptLengths } from './preflight';
 import type { RunLoadOptions, RunResult } from './run-options';
 import { resolveApiKey, type TargetAuth } from '../client/url';
+import { createWorkerLoad, type WorkerLoad } from './worker-pool';
+import { checkWorkers } from './worker-split';
 
 export type { Progress };
 export type { RunLoadOptions, RunResult } from './run-options';
@@ -41,6 +43,7 @@ export const OPEN_LOOP_CONNECTIONS = 256;
 export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const ro = resolveRunOptions(opts);
   checkDurationMs(opts.durationMs);
+  const workers = checkWorkers(opts.workers, ro.shape, opts.durationMs);
   const apiKey = resolveApiKey(opts.apiKey);
   // Every call to the target carries the key and the headers: probe, /tokenize, /metrics, requests.
   const auth = { ...(apiKey ? { apiKey } : {}), ...(opts.headers ? { headers: opts.headers } : {}) };
@@ -56,16 +59,21 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     now,
     ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
     connections,
-    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
-    ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
+    ...timeoutsOf(opts),
     ...(opts.headers !== undefined ? { headers: opts.headers } : {}),
   });
   const { writer, manifest } = await openRunStore(opts, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
-  const sender = createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
+  const client0 = { rootUrl: target.rootUrl, model: target.model, ...auth, ...timeoutsOf(opts) };
+  const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: client0 };
+  const pool = workers > 1 ? createWorkerLoad(poolOpts) : undefined;
+  const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
   const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;
-  const load = await driveLoad(ro, sender, now, progress, stop.signal, opts.durationMs).catch(async (err: unknown) => {
+  const loading = pool
+    ? driveWorkers(pool, ro, now, stop.signal)
+    : driveLoad(ro, sender as RunSender, now, progress, stop.signal, opts.durationMs);
+  const load = await loading.catch(async (err: unknown) => {
     await samplers.stop();
     progress.finish();
     writer?.abort('failed', { notes: [`runner error: ${(err as Error)?.message ?? String(err)}`] });
@@ -83,7 +91,6 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   progress.finish();
   stop.detach();
   await client.close();
-
   const summary = runSummary(sender.records, opts.slo, seen);
   const counts = {
     peakInFlight: sender.peakInFlight,
@@ -124,6 +131,25 @@ function connectionsFor(shape: LoadShape, n: number): number {
   if (shape.kind === 'open') return shape.maxConcurrency ?? Math.min(n, OPEN_LOOP_CONNECTIONS);
   if (shape.kind === 'sessions') return shape.maxConcurrency;
   return n;
+}
+
+/** The measured load sent by worker threads (./worker-pool), in `driveLoad`'s terms. */
+async function driveWorkers(
+  pool: WorkerLoad,
+  ro: ResolvedRunOptions,
+  now: () => number,
+  signal: AbortSignal,
+): Promise<Awaited<ReturnType<typeof driveLoad>>> {
+  const l = await pool.drive(ro, now, signal);
+  return { latenessMs: l.latenessMs, health: { stop: () => l.health } };
+}
+
+/** The client's timeouts given in the options. */
+function timeoutsOf(opts: RunLoadOptions): { timeoutMs?: number; idleTimeoutMs?: number } {
+  return {
+    ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    ...(opts.idleTimeoutMs !== undefined ? { idleTimeoutMs: opts.idleTimeoutMs } : {}),
+  };
 }
 
 /** The manifest's account of a sessions run: conversations finished or stopped (with the failed turn), turns never sent. */

@@ -1,0 +1,108 @@
+/**
+ * The entry of one worker thread of a run with `workers > 1` (started by `./worker-pool`). It owns a
+ * client and a share of the streams, stamps its own sends and chunks on its own event loop, and posts
+ * every record to the main thread, which alone writes the run folder (messages: `./worker-protocol`).
+ *
+ * Clock: `performance.timeOrigin` may differ between threads, so the run clock here is this thread's
+ * epoch clock aligned to the system clock minus the run's origin on that same aligned clock
+ * (./thread-clock): the stamps of every worker and of the main thread are on one clock.
+ * Stop: on `{t:'stop'}` nothing new is sent, in-flight requests end as `aborted` records (posted), then
+ * `done` goes out with this worker's health.
+ */
+
+import { setMaxListeners } from 'node:events';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createClient } from '../client/client';
+import { sleepUntil } from '../schedule/pacer';
+import { createPool, settleTasks, type Pool } from '../schedule/pool';
+import type { RequestRecord, RequestSpec } from '../types';
+import { startClientHealth } from './health';
+import { threadCpuMs } from './thread-cpu';
+import { threadRunClock } from './thread-clock';
+import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
+
+const port = parentPort;
+// Only in a thread started by ./worker-pool (another thread pool importing this module starts nothing).
+if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof SharedArrayBuffer)
+  start(workerData as WorkerInit);
+
+function start(init: WorkerInit): void {
+  const post = (m: FromWorker) => port?.postMessage(m);
+  const now = threadRunClock(init.originRealtimeMs);
+  const stop = new AbortController();
+  const client = createClient({
+    baseUrl: init.rootUrl,
+    model: init.model,
+    now,
+    connections: init.connections,
+    ...(init.apiKey !== undefined ? { apiKey: init.apiKey } : {}),
+    ...(init.timeoutMs !== undefined ? { timeoutMs: init.timeoutMs } : {}),
+    ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
+    ...(init.headers !== undefined ? { headers: init.headers } : {}),
+  });
+  // As ./runner-sender, but a record is posted to the main thread, not kept here (it keeps them all).
+  const fire: Fire = async (index, spec, due, warm) => {
+    if (stop.signal.aborted) return undefined;
+    post({ t: 'sent' });
+    const meta = { index, warmup: warm, intendedStartMs: due, requestId: `${init.idPrefix}-${index}`, signal: stop.signal };
+    const record = await client.send(spec, meta);
+    post({ t: 'record', record });
+    return record;
+  };
+  const fail = (err: unknown) => post({ t: 'error', message: (err as Error)?.stack ?? String(err) });
+  port?.on('message', (m: ToWorker) => {
+    if (m.t === 'stop') stop.abort();
+    else if (m.t === 'warmup') {
+      fire(m.index, m.spec, now(), true)
+        .then((r) => r ?? post({ t: 'warmup-skipped' }))
+        .catch(fail);
+    } else if (m.t === 'go') {
+      // one abort listener per request in flight, as the main thread's stop signal (runner-stop.ts)
+      setMaxListeners((m.plan.kind === 'closed' ? m.plan.n : m.plan.items.length) + 16, stop.signal);
+      const health = startClientHealth({ cpuPercent: Number.POSITIVE_INFINITY });
+      const cpu0 = threadCpuMs();
+      const t0 = performance.now();
+      drive(m.plan, fire, now, stop.signal)
+        .then(async (latenessMs) => {
+          const cpu1 = threadCpuMs();
+          const wallMs = performance.now() - t0;
+          const threadCpuPercent =
+            cpu0 !== undefined && cpu1 !== undefined && wallMs > 0 ? ((cpu1 - cpu0) / wallMs) * 100 : undefined;
+          post({ t: 'done', health: health.stop(), latenessMs, ...(threadCpuPercent !== undefined ? { threadCpuPercent } : {}) });
+          await client.close();
+        })
+        .catch(fail);
+    }
+  });
+  post({ t: 'ready' });
+}
+
+type Fire = (index: number, spec: RequestSpec, due: number, warm: boolean) => Promise<RequestRecord | undefined>;
+
+/** This worker's measured load; resolves with how late each scheduled send left (ms) once all are done. */
+async function drive(plan: WorkerPlan, fire: Fire, now: () => number, signal: AbortSignal): Promise<number[]> {
+  if (plan.kind === 'closed') {
+    const counter = new Int32Array((workerData as WorkerInit).counter);
+    const slot = async () => {
+      while (!signal.aborted) {
+        const i = Atomics.add(counter, 0, 1);
+        if (i >= plan.n) return;
+        await fire(plan.warmup + i, plan.specs[i], now(), false);
+      }
+    };
+    await Promise.all(Array.from({ length: plan.slots }, slot));
+    return [];
+  }
+  const gate: Pool | undefined = plan.slots !== undefined ? createPool(plan.slots) : undefined;
+  const tasks: Array<Promise<unknown>> = [];
+  const latenessMs: number[] = [];
+  for (const { i, offsetMs, spec } of plan.items) {
+    const due = plan.startMs + offsetMs;
+    latenessMs.push(due > now() ? await sleepUntil(due, { now, signal }) : now() - due);
+    if (signal.aborted) break;
+    const run = () => fire(plan.warmup + i, spec, due, false);
+    tasks.push(gate ? gate.run(run) : run());
+  }
+  await settleTasks(tasks, signal, gate);
+  return latenessMs;
+}

@@ -1,0 +1,62 @@
+/**
+ * The messages between `runLoad` (main thread, owner of the run folder) and its worker threads
+ * (`./worker-main`). Every message is structured-cloned; records travel whole.
+ */
+
+import type { RequestRecord, RequestSpec } from '../types';
+import type { ClientHealth } from './health';
+
+/** What a worker is started with (`workerData`). */
+export interface WorkerInit {
+  /** 0-based worker number. */
+  worker: number;
+  rootUrl: string;
+  model: string;
+  apiKey?: string;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  /** Request ids are `<idPrefix>-<index>`, as `./runner-sender` makes them (`ll-<8 random hex>`, one per run). */
+  idPrefix: string;
+  /** Connections of this worker's client. */
+  connections: number;
+  /**
+   * The run's origin as realtime-aligned epoch ms: main's `performance.timeOrigin + origin` minus main's
+   * `epochMinusRealtimeMs()`. The worker's run clock is its own epoch clock, aligned the same way, minus this.
+   */
+  originRealtimeMs: number;
+  /** Shared Int32Array[1]: the next measured index of a closed loop. */
+  counter: SharedArrayBuffer;
+}
+
+/** The measured load of one worker. */
+export type WorkerPlan =
+  | { kind: 'closed'; slots: number; n: number; warmup: number; specs: RequestSpec[] }
+  | {
+      kind: 'scheduled';
+      /** Run-clock ms the schedule starts at (the same for every worker). */
+      startMs: number;
+      /** Slots of an open loop's `maxConcurrency` share; undefined = no cap. */
+      slots?: number;
+      warmup: number;
+      /** Measured index, its offset from `startMs` (ms) and its spec, in time order. */
+      items: Array<{ i: number; offsetMs: number; spec: RequestSpec }>;
+    };
+
+/** Main → worker. */
+export type ToWorker = { t: 'warmup'; index: number; spec: RequestSpec } | { t: 'go'; plan: WorkerPlan } | { t: 'stop' };
+
+/** Worker → main. */
+export type FromWorker =
+  | { t: 'ready' }
+  | { t: 'sent' }
+  | { t: 'record'; record: RequestRecord }
+  | { t: 'warmup-skipped' }
+  | {
+      t: 'done';
+      health: ClientHealth;
+      latenessMs: number[];
+      /** This thread's own CPU over its measured load, % of one core (./thread-cpu); absent where unreadable. */
+      threadCpuPercent?: number;
+    }
+  | { t: 'error'; message: string };
