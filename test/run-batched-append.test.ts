@@ -5,10 +5,9 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openBatchedAppender } from '../src/run/batched-appender';
 import { loadRun } from '../src/run/loader';
-import type { ManifestInput } from '../src/run/manifest';
 import { abortOpenRuns, createRun } from '../src/run/store';
 import { summarizeRun } from '../src/stats/summary';
-import type { RequestRecord } from '../src/types';
+import { input, record } from './helpers/run-fixtures';
 
 const tmp = fs.mkdtempSync(path.join(tmpdir(), 'loadlab-batched-'));
 afterAll(() => {
@@ -19,33 +18,6 @@ let seq = 0;
 const file = () => path.join(tmp, `f${seq++}.jsonl`);
 const lines = (f: string) => fs.readFileSync(f, 'utf8').split('\n').filter(Boolean);
 const turn = () => new Promise<void>((r) => setImmediate(r));
-
-const input: ManifestInput = {
-  target: { baseUrl: 'http://127.0.0.1:8000', kind: 'sim', simulated: true, model: 'sim-model' },
-  load: { shape: 'pool', options: { concurrency: 8 } },
-};
-
-function record(index: number): RequestRecord {
-  return {
-    index,
-    requestId: `r${index}`,
-    warmup: false,
-    ok: true,
-    api: 'chat',
-    intendedStartMs: index,
-    startMs: index,
-    firstTokenMs: index + 10,
-    chunkMs: [index + 10, index + 15],
-    chunkTokens: [1, 1],
-    endMs: index + 15,
-    outputTokens: 2,
-    ttftMs: 10,
-    e2eMs: 15,
-    tpotMs: 5,
-    itlMs: [5],
-    queueMs: 0,
-  };
-}
 
 describe('openBatchedAppender', () => {
   it('queues without writing, then writes one batch per event-loop turn, in order, and tells each line', async () => {

@@ -4,43 +4,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadRun } from '../src/run/loader';
-import { redact, type ManifestInput } from '../src/run/manifest';
+import { redact } from '../src/run/manifest';
 import { abortOpenRuns, createRun, isRunComplete } from '../src/run/store';
 import { summarizeRun } from '../src/stats/summary';
-import type { RequestRecord } from '../src/types';
+import { input, record } from './helpers/run-fixtures';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadlab-store-'));
 let seq = 0;
 const freshDir = () => path.join(tmp, `run-${++seq}`);
 afterEach(() => abortOpenRuns());
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
-
-const input: ManifestInput = {
-  target: { baseUrl: 'http://127.0.0.1:8000', kind: 'sim', simulated: true, model: 'sim-model' },
-  load: { shape: 'pool', options: { concurrency: 8 } },
-};
-
-function record(index: number): RequestRecord {
-  return {
-    index,
-    requestId: `r${index}`,
-    warmup: false,
-    ok: true,
-    api: 'chat',
-    intendedStartMs: index,
-    startMs: index,
-    firstTokenMs: index + 10,
-    chunkMs: [index + 10, index + 15],
-    chunkTokens: [1, 1],
-    endMs: index + 15,
-    outputTokens: 2,
-    ttftMs: 10,
-    e2eMs: 15,
-    tpotMs: 5,
-    itlMs: [5],
-    queueMs: 0,
-  };
-}
 
 const lines = (file: string) => fs.readFileSync(file, 'utf8').split('\n').filter(Boolean);
 let dead: number | undefined;
