@@ -83,10 +83,11 @@ async function liveFigures(baseUrl: string, quick: boolean) {
   let base = 1_000;
   await measure(baseUrl, closedLoop(2), (i) => spec(base + i, [64, 8]), 4, () => 0); // warm-up, not kept
   const closed: Record<number, Live> = {};
+  const closedRequests: Record<number, number> = {};
   for (const c of GRADIENT) {
     base += 10_000;
     const b = base;
-    const n = Math.max(16, (quick ? 3 : 4) * c);
+    const n = (closedRequests[c] = Math.max(16, (quick ? 3 : 4) * c));
     closed[c] = await measure(baseUrl, closedLoop(c), (i) => spec(b + i, SHORT), n, (rs) => closedThroughput(rs, c));
   }
   base += 10_000;
@@ -100,7 +101,7 @@ async function liveFigures(baseUrl: string, quick: boolean) {
     n,
     (_rs, p50) => p50,
   );
-  return { closed, mix, mixRequests: n };
+  return { closed, closedRequests, mix, mixRequests: n };
 }
 
 /** Exactly round(n·share) long positions, seeded (a Fisher–Yates prefix, as `shortLongMix`). */
@@ -143,8 +144,10 @@ async function one(seed: number, quick: boolean, dir: string) {
   const calibrated = await withSim(fitFile, (url) => liveFigures(url, quick));
   const [sp, so] = SHORT;
   const closed = GRADIENT.map((c) => {
-    const eh = predictClosedLoop(h.profile, c, { promptTokens: sp, outputTokens: so });
-    const ef = predictClosedLoop(fitted, c, { promptTokens: sp, outputTokens: so });
+    // The engine counts as many completions after the first c as the live run did.
+    const opts = { promptTokens: sp, outputTokens: so, requests: hidden.closedRequests[c] - c };
+    const eh = predictClosedLoop(h.profile, c, opts);
+    const ef = predictClosedLoop(fitted, c, opts);
     const [a, b] = [hidden.closed[c], calibrated.closed[c]];
     return { c, hidden: a, calibrated: b, error: rel(b.value, a.value), engineHidden: eh, engineFitted: ef, engineError: rel(ef, eh) };
   });
