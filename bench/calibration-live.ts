@@ -81,14 +81,26 @@ async function measure(
 /** Every live figure of one server; request ids start at `base` on both servers, so both get the same prompts. */
 async function liveFigures(baseUrl: string, quick: boolean) {
   let base = 1_000;
-  await measure(baseUrl, closedLoop(2), (i) => spec(base + i, [64, 8]), 4, () => 0); // warm-up, not kept
+  await measure(
+    baseUrl,
+    closedLoop(2),
+    (i) => spec(base + i, [64, 8]),
+    4,
+    () => 0,
+  ); // warm-up, not kept
   const closed: Record<number, Live> = {};
   const closedRequests: Record<number, number> = {};
   for (const c of GRADIENT) {
     base += 10_000;
     const b = base;
     const n = (closedRequests[c] = Math.max(16, (quick ? 3 : 4) * c));
-    closed[c] = await measure(baseUrl, closedLoop(c), (i) => spec(b + i, SHORT), n, (rs) => closedThroughput(rs, c));
+    closed[c] = await measure(
+      baseUrl,
+      closedLoop(c),
+      (i) => spec(b + i, SHORT),
+      n,
+      (rs) => closedThroughput(rs, c),
+    );
   }
   base += 10_000;
   const mb = base;
@@ -107,7 +119,7 @@ async function liveFigures(baseUrl: string, quick: boolean) {
 /** Exactly round(n·share) long positions, seeded (a Fisher–Yates prefix, as `shortLongMix`). */
 function longPositions(n: number, share: number, seed: number): Set<number> {
   let s = seed >>> 0 || 1;
-  const rnd = () => ((s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+  const rnd = () => (s = (Math.imul(s, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
   const idx = Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(rnd() * (i + 1));
@@ -149,7 +161,15 @@ async function one(seed: number, quick: boolean, dir: string) {
     const eh = predictClosedLoop(h.profile, c, opts);
     const ef = predictClosedLoop(fitted, c, opts);
     const [a, b] = [hidden.closed[c], calibrated.closed[c]];
-    return { c, hidden: a, calibrated: b, error: rel(b.value, a.value), engineHidden: eh, engineFitted: ef, engineError: rel(ef, eh) };
+    return {
+      c,
+      hidden: a,
+      calibrated: b,
+      error: rel(b.value, a.value),
+      engineHidden: eh,
+      engineFitted: ef,
+      engineError: rel(ef, eh),
+    };
   });
   const mixOpts = { requests: hidden.mixRequests, ratePerSec: MIX_RATE, short: SHORT, long: LONG };
   const eh = predictTtftMix(h.profile, mixOpts);
@@ -170,7 +190,9 @@ type Row = Awaited<ReturnType<typeof one>>;
 
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)} %`;
 const flags = (l: Live) =>
-  [l.clientBound ? 'client-bound' : '', l.simBehind ? 'sim-behind' : '', l.failed ? `${l.failed} failed` : ''].filter(Boolean).join(' ') || 'ok';
+  [l.clientBound ? 'client-bound' : '', l.simBehind ? 'sim-behind' : '', l.failed ? `${l.failed} failed` : '']
+    .filter(Boolean)
+    .join(' ') || 'ok';
 
 function tableLines(r: Row): string[] {
   const out = [
@@ -218,9 +240,21 @@ export async function run(o: BenchOptions = {}): Promise<BenchResult> {
     lines,
     targets: [
       { target: 'calibration wall time (quick plan) ≤ 180 s', measured: `${wall} s (worst seed)`, met: wall <= 180 },
-      { target: 'live throughput c=1–64 within 5 %', measured: `${(100 * tputErr).toFixed(1)} % (worst point)`, met: tputErr <= 0.05 },
-      { target: 'live TTFT p50 of a 90/10 mix within 10 %', measured: `${(100 * ttftErr).toFixed(1)} % (worst seed)`, met: ttftErr <= 0.1 },
-      { target: 'no run client-bound, sim-behind or with failures', measured: `${flagged} of ${unhealthy.length} flagged`, met: flagged === 0 },
+      {
+        target: 'live throughput c=1–64 within 5 %',
+        measured: `${(100 * tputErr).toFixed(1)} % (worst point)`,
+        met: tputErr <= 0.05,
+      },
+      {
+        target: 'live TTFT p50 of a 90/10 mix within 10 %',
+        measured: `${(100 * ttftErr).toFixed(1)} % (worst seed)`,
+        met: ttftErr <= 0.1,
+      },
+      {
+        target: 'no run client-bound, sim-behind or with failures',
+        measured: `${flagged} of ${unhealthy.length} flagged`,
+        met: flagged === 0,
+      },
     ],
     data: { quick, rows },
     machineBefore,
