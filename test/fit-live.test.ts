@@ -26,10 +26,14 @@ const tmp = mkdtempSync(join(tmpdir(), 'loadlab-fit-live-'));
 const runs: Record<'hidden' | 'calibrated', RunSummary[]> = { hidden: [], calibrated: [] };
 const cached: Record<'hidden' | 'calibrated', number> = { hidden: 0, calibrated: 0 };
 let calibratedStatus: unknown;
+/** Cached prompt tokens of a prompt sent twice: shows the servers report prefix-cache hits at all. */
+let repeatCached = 0;
 
 /** The same closed loops on one server: 256-token prompts (unique token ids), 32 output tokens. */
 async function drive(profileFile: string, who: 'hidden' | 'calibrated', before?: (url: string) => Promise<void>) {
-  const sim = await startSim({ profile: profileFile });
+  // vLLM reports usage.prompt_tokens_details.cached_tokens only with --enable-prompt-tokens-details
+  // (vllm/entrypoints/openai/completion/serving.py); without it a zero cached count would prove nothing.
+  const sim = await startSim({ profile: profileFile, extraArgs: ['--enable-prompt-tokens-details'] });
   try {
     await before?.(sim.baseUrl);
     for (const [k, c] of LEVELS.entries()) {
@@ -65,7 +69,16 @@ beforeAll(async () => {
     calibratedStatus = doc.status;
     writeFileSync(fitFile, JSON.stringify(doc));
   });
-  await drive(fitFile, 'calibrated');
+  await drive(fitFile, 'calibrated', async (url) => {
+    const same = {
+      api: 'completions' as const,
+      prompt: Array.from({ length: 256 }, (_, j) => 7 + j),
+      maxTokens: 4,
+      fixedOutput: true,
+    };
+    const r = await runLoad({ baseUrl: url, shape: closedLoop(1), workload: [same, same], out: false, sampleMetrics: false });
+    repeatCached = r.records[1]?.cachedTokens ?? 0;
+  });
 }, 240_000);
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -84,6 +97,7 @@ describe('a calibrated profile, served live beside the hidden one', () => {
         expect(s.totalOutputTokens, who).toBe(32 * s.requests);
       }
     expect(cached).toEqual({ hidden: 0, calibrated: 0 });
+    expect(repeatCached).toBeGreaterThan(0); // the same check does see a repeated prompt's hit
   });
 
   it('orders the concurrencies by throughput the same way on both servers', () => {
