@@ -192,7 +192,12 @@ type Row = Awaited<ReturnType<typeof one>>;
 
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)} %`;
 const flags = (l: Live) =>
-  [l.clientBound ? 'client-bound' : '', l.simBehind ? 'sim-behind' : '', l.failed ? `${l.failed} failed` : '', l.cachedTokens ? `${l.cachedTokens} cached tokens` : '']
+  [
+    l.clientBound ? 'client-bound' : '',
+    l.simBehind ? 'sim-behind' : '',
+    l.failed ? `${l.failed} failed` : '',
+    l.cachedTokens ? `${l.cachedTokens} cached tokens` : '',
+  ]
     .filter(Boolean)
     .join(' ') || 'ok';
 
