@@ -22,6 +22,7 @@ import { DEFAULT_PROFILE, type Profile } from '../src/sim/engine/profile';
 import { loadProfileFile } from '../src/sim/engine/profile-file';
 import { startSim } from '../src/sim/start';
 import type { RequestRecord, RequestSpec } from '../src/types';
+import { type Live, tableLines } from './calibration-live-table';
 import { machine, round, type BenchOptions, type BenchResult } from './common';
 
 const GRADIENT = [1, 4, 16, 64];
@@ -33,17 +34,6 @@ const MIX_RATE = 4; // requests/s, as predictTtftMix's default
 function spec(id: number, [prompt, output]: [number, number], tag?: string): RequestSpec {
   const ids = Array.from({ length: prompt }, (_, k) => 1 + ((id * 131 + k * 17) % 100_000));
   return { api: 'completions', prompt: ids, maxTokens: output, fixedOutput: true, temperature: 0, ...(tag ? { tag } : {}) };
-}
-
-/** One live run's figures and health. */
-interface Live {
-  value: number;
-  completed: number;
-  failed: number;
-  cachedTokens: number;
-  clientBound: boolean;
-  simBehind: boolean;
-  load1: number;
 }
 
 /**
@@ -189,37 +179,6 @@ async function one(seed: number, quick: boolean, dir: string) {
 }
 
 type Row = Awaited<ReturnType<typeof one>>;
-
-const pct = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)} %`;
-const flags = (l: Live) =>
-  [
-    l.clientBound ? 'client-bound' : '',
-    l.simBehind ? 'sim-behind' : '',
-    l.failed ? `${l.failed} failed` : '',
-    l.cachedTokens ? `${l.cachedTokens} cached tokens` : '',
-  ]
-    .filter(Boolean)
-    .join(' ') || 'ok';
-
-function tableLines(r: Row): string[] {
-  const out = [
-    `seed ${r.seed}: calibration (quick plan) ${r.calibrationWallSeconds} s`,
-    '  point           hidden meas.  calibr. meas.  error     | engine hidden  engine fitted  error    | health hidden / calibr. (load1)',
-  ];
-  for (const p of r.closed)
-    out.push(
-      `  tput c=${String(p.c).padEnd(3)} tok/s ${p.hidden.value.toFixed(1).padStart(9)} ${p.calibrated.value.toFixed(1).padStart(14)}  ${pct(p.error).padStart(8)}  | ` +
-        `${p.engineHidden.toFixed(1).padStart(13)} ${p.engineFitted.toFixed(1).padStart(14)}  ${pct(p.engineError).padStart(7)}  | ` +
-        `${flags(p.hidden)} / ${flags(p.calibrated)} (${p.hidden.load1.toFixed(2)} / ${p.calibrated.load1.toFixed(2)})`,
-    );
-  const m = r.mix;
-  out.push(
-    `  mix TTFT p50 ms     ${m.hidden.value.toFixed(1).padStart(9)} ${m.calibrated.value.toFixed(1).padStart(14)}  ${pct(m.error).padStart(8)}  | ` +
-      `${m.engineHidden.toFixed(1).padStart(13)} ${m.engineFitted.toFixed(1).padStart(14)}  ${pct(m.engineError).padStart(7)}  | ` +
-      `${flags(m.hidden)} / ${flags(m.calibrated)} (${m.hidden.load1.toFixed(2)} / ${m.calibrated.load1.toFixed(2)})`,
-  );
-  return out;
-}
 
 /** Run the benchmark (≈ 4 min per seed; `quick`: one seed, fewer requests). */
 export async function run(o: BenchOptions = {}): Promise<BenchResult> {
