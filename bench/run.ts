@@ -39,6 +39,11 @@ const BENCHES: Record<
     quick: true,
     load: () => import('./calibration'),
   },
+  'calibration-live': {
+    about: 'calibrate, then measure hidden vs calibrated simulators live: throughput 1–64, 90/10 mix TTFT p50',
+    quick: true,
+    load: () => import('./calibration-live'),
+  },
 };
 
 async function main(): Promise<void> {
