@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../src/rng';
-import { realClock, virtualClock } from '../src/sim/engine/clock';
+import { clockMode, realClock, virtualClock } from '../src/sim/engine/clock';
 import { kvCacheTokens, maxConcurrency, resolveEngineConfig } from '../src/sim/engine/config';
 import { createEngine } from '../src/sim/engine/engine';
 import type { EngineClock, EngineOutput, StepInfo } from '../src/sim/engine/types';
@@ -210,8 +210,8 @@ describe('clocks', () => {
     expect(c.pending).toBe(0);
   });
 
-  it('real clock never fires early and keeps order', async () => {
-    const c = realClock();
+  it.each(['thread', 'spin'] as const)('real clock (%s) never fires early and keeps order', async (mode) => {
+    const c = realClock({ mode });
     const t0 = c.now();
     const fired: [number, number][] = [];
     await new Promise<void>((resolve) => {
@@ -224,6 +224,12 @@ describe('clocks', () => {
     });
     expect(fired.map((f) => f[0])).toEqual([3, 7, 12]);
     for (const [d, at] of fired) expect(at).toBeGreaterThanOrEqual(d);
+  });
+  it('LOADLAB_SIM_CLOCK picks thread (default) or spin, and names the fix for anything else', () => {
+    expect(clockMode(undefined)).toBe('thread');
+    expect(clockMode('')).toBe('thread');
+    expect(clockMode('spin')).toBe('spin');
+    expect(() => clockMode('fast')).toThrow(/use thread \(the default\) or spin/);
   });
 });
 

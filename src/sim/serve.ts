@@ -7,7 +7,7 @@
 import { watchParent } from '../proc/child';
 import { seededRng } from '../rng';
 import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '../vllm/flags';
-import { realClock } from './engine/clock';
+import { clockMode, realClock } from './engine/clock';
 import { kvCacheTokens, maxConcurrency, resolveEngineConfig, V1_DEFAULTS } from './engine/config';
 import { createEngine } from './engine/engine';
 import { createFaults, describeFaults, type Faults } from './http/faults';
@@ -146,7 +146,7 @@ export async function serveSim(
   const tok = await loadTokenizer();
   log(`${prefix('INFO', 'tokenizer.py:1')} Loaded Qwen tokenizer in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
 
-  const clock = realClock();
+  const clock = realClock({ mode: clockMode(process.env.LOADLAB_SIM_CLOCK) });
   const engine = createEngine({ config, profile, clock, seed });
   const metrics = new SimMetrics({
     modelName: served,

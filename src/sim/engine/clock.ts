@@ -2,6 +2,7 @@
  * Clocks for the engine: a deterministic virtual clock for tests and notebooks, and a
  * real-time clock for the simulator process that fires callbacks at absolute times.
  */
+import { startAlarmThread, type AlarmThread } from '../../proc/alarm-thread';
 import type { EngineClock } from './types';
 
 /** A clock that only moves when told to. */
@@ -109,25 +110,49 @@ export function virtualClock(startMs = 0): VirtualClock {
 
 /** Options of `realClock`. */
 export interface RealClockOptions {
-  /** Time source, ms (default `performance.now`). */
+  /** Time source, ms (default `performance.now`); the alarm thread needs the default. */
   now?: () => number;
-  /** How far before the deadline `setTimeout` hands over to `setImmediate` polling, ms (default 1.5). */
+  /**
+   * How a deadline is met: `thread` (default) sleeps on an alarm thread (src/proc/alarm-thread.ts),
+   * sub-millisecond and no busy loop; `spin` sleeps with `setTimeout` until `spinMs` before the
+   * deadline, then polls with `setImmediate` (exact, but the loop is busy for `spinMs` per step).
+   * `thread` falls back to `spin` where worker threads are unavailable.
+   */
+  mode?: 'thread' | 'spin';
+  /** `spin` only: how far before the deadline `setTimeout` hands over to `setImmediate` polling, ms (default 1.5). */
   spinMs?: number;
 }
 
+let alarms: AlarmThread | null | undefined; // one per process, started on first use; null: unavailable
+
+function sharedAlarms(): AlarmThread | null {
+  if (alarms === undefined) {
+    try {
+      alarms = startAlarmThread();
+    } catch {
+      alarms = null;
+    }
+  }
+  return alarms;
+}
+
 /**
- * Real time for the simulator process. A callback for absolute time T sleeps with
- * `setTimeout` until T − spinMs, then polls with `setImmediate` until `now() ≥ T`.
- * Trade-off: Node timers fire 1–4 ms late, a large fraction of a 7 ms decode step, so plain
- * setTimeout would stretch every step; polling to the exact time costs CPU — about spinMs
- * of busy event loop per step (≈20 % of a core at 7 ms steps with the 1.5 ms default) —
- * while still letting socket I/O run between polls. Lower `spinMs` saves CPU and adds
- * lateness; the engine corrects residual lateness by planning each step from the previous
- * planned end rather than from the late callback.
+ * Real time for the simulator process: callbacks at absolute times. Node timers fire 0–2 ms late
+ * (whole-millisecond loop time), a large fraction of a 7 ms decode step, so plain `setTimeout`
+ * would stretch every step. The default wakes from an alarm thread; the old `spin` mode polls for
+ * the last `spinMs` (≈20 % of a core at 7 ms steps with the 1.5 ms default). Either way the engine
+ * corrects residual lateness by planning each step from the previous planned end rather than from
+ * the late callback.
  */
 export function realClock(opts: RealClockOptions = {}): EngineClock {
   const now = opts.now ?? (() => performance.now());
-  const spinMs = opts.spinMs ?? 1.5;
+  const thread = (opts.mode ?? 'thread') === 'thread' && opts.now === undefined ? sharedAlarms() : null;
+  if (thread) return { now, at: (atMs, fn) => thread.at(atMs, fn) };
+  return spinClock(now, opts.spinMs ?? 1.5);
+}
+
+/** `setTimeout` until `spinMs` before the deadline, then `setImmediate` polling. */
+function spinClock(now: () => number, spinMs: number): EngineClock {
   return {
     now,
     at(atMs, fn) {
@@ -154,4 +179,11 @@ export function realClock(opts: RealClockOptions = {}): EngineClock {
       };
     },
   };
+}
+
+/** `LOADLAB_SIM_CLOCK`: how the engine meets its step deadlines (`thread`, the default, or `spin`; engine/clock.ts). */
+export function clockMode(value: string | undefined): 'thread' | 'spin' {
+  if (value === undefined || value === '' || value === 'thread') return 'thread';
+  if (value === 'spin') return 'spin';
+  throw new Error(`LOADLAB_SIM_CLOCK='${value}' is not a clock; use thread (the default) or spin, or unset it`);
 }
