@@ -60,6 +60,37 @@ describe('how a run is shared among workers', () => {
     expect(() => checkWorkers(2, closedLoop(2), 5000)).toThrow(/durationMs.*workers: 1/);
     const conv = { kind: 'sessions', conversations: [], maxConcurrency: 1 } as never;
     expect(() => checkWorkers(2, conv, undefined)).toThrow(/sessions shape.*workers: 1/);
+    // thread: one worker thread even for workers 1; the same limits, named for it
+    expect(checkWorkers(undefined, closedLoop(2), undefined, true)).toBe(1);
+    expect(checkWorkers(1, closedLoop(2), undefined, false)).toBe(1);
+    expect(() => checkWorkers(1, closedLoop(2), 5000, true)).toThrow(
+      /thread: true does not apply with durationMs.*leave thread unset/,
+    );
+    expect(() => checkWorkers(1, conv, undefined, true)).toThrow(/thread: true does not apply to a sessions shape/);
+    expect(() => checkWorkers(1, closedLoop(2), undefined, 'yes')).toThrow(/thread must be true or false/);
+  });
+});
+
+describe('runLoad with thread: true (one worker thread, as the lessons measure)', () => {
+  it('sends from a worker thread: every index once, and the verdict covers that one worker', async () => {
+    const s = await server(2, 8);
+    const out = join(tmp, 'thread');
+    const r = await runLoad({
+      baseUrl: s.url,
+      shape: closedLoop(3),
+      thread: true,
+      requests: 12,
+      warmup: 1,
+      workload: [spec],
+      out,
+    });
+    expect(r.manifest.status).toBe('complete');
+    const saved = loadRun(out);
+    expect(sortedIndices(saved.records)).toEqual(range(13));
+    expect(saved.records.every((x) => x.ok)).toBe(true);
+    expect((await s.stats()).peakInFlight).toBeLessThanOrEqual(3);
+    const client = saved.manifest.client as { workers: Array<{ worker: number }> };
+    expect(client.workers.map((w) => w.worker)).toEqual([0]);
   });
 });
 

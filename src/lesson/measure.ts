@@ -153,6 +153,7 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
     sampleMetrics: true,
     sampleGpu: target.simulated === false,
     progress: notebookProgress(name),
+    thread: ownThreadFits(load.shape, load.durationMs), // the kernel's GC never delays a stamp
     ...load,
     baseUrl: target.baseUrl,
     model: target.model,
@@ -169,4 +170,9 @@ export async function measure(target: MeasureTarget, opts: MeasureOptions): Prom
   const log = target.logTail?.(400);
   if (log) writeFileSync(join(dir, 'server.log'), `${log}\n`);
   return { ...run, dir, resumed: false, metrics: run.metrics ?? [] };
+}
+
+/** Whether a lesson's load can run on its own worker thread (`thread: true`): not sessions, not a duration. */
+function ownThreadFits(shape: MeasureOptions['shape'], durationMs: number | undefined): boolean {
+  return shape?.kind !== 'sessions' && durationMs === undefined;
 }

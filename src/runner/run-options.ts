@@ -73,6 +73,13 @@ export interface RunLoadOptions {
    * run folder; the health verdict covers each worker (`manifest.client.workers`).
    */
   workers?: number;
+  /**
+   * Send from a worker thread even with `workers: 1`: its own event loop and its own heap, so the calling
+   * thread's work and garbage collection cannot delay a stamp. The lessons' `measure` sets it, because a
+   * notebook kernel's heap is large and its GC pauses reached 10–48 ms. Default false. Not with
+   * `sessions(...)` nor `durationMs`.
+   */
+  thread?: boolean;
 }
 
 /** What `runLoad` returns. */

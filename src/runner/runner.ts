@@ -43,7 +43,7 @@ export const OPEN_LOOP_CONNECTIONS = 256;
 export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const ro = resolveRunOptions(opts);
   checkDurationMs(opts.durationMs);
-  const workers = checkWorkers(opts.workers, ro.shape, opts.durationMs);
+  const workers = checkWorkers(opts.workers, ro.shape, opts.durationMs, opts.thread);
   const apiKey = resolveApiKey(opts.apiKey);
   // Every call to the target carries the key and the headers: probe, /tokenize, /metrics, requests.
   const auth = { ...(apiKey ? { apiKey } : {}), ...(opts.headers ? { headers: opts.headers } : {}) };
@@ -66,7 +66,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
   const client0 = { rootUrl: target.rootUrl, model: target.model, ...auth, ...timeoutsOf(opts) };
   const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: client0 };
-  const pool = workers > 1 ? createWorkerLoad(poolOpts) : undefined;
+  const pool = workers > 1 || opts.thread === true ? createWorkerLoad(poolOpts) : undefined;
   const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
   const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;

@@ -31,25 +31,35 @@ export function roundRobin(n: number, workers: number, w: number): number[] {
 }
 
 /**
- * Check `workers` against the run, throwing a TypeError that names the fix. Returns the count
- * (default 1 = one thread, the usual path).
+ * Check `workers` (and `thread`: one worker thread even for 1) against the run, throwing a TypeError
+ * that names the fix. Returns the count (default 1 = one thread, the usual path).
  */
-export function checkWorkers(workers: unknown, shape: LoadShape, durationMs: number | undefined): number {
-  if (workers === undefined) return 1;
+export function checkWorkers(
+  workers: unknown,
+  shape: LoadShape,
+  durationMs: number | undefined,
+  thread: unknown = false,
+): number {
+  if (thread !== undefined && typeof thread !== 'boolean') {
+    throw new TypeError(`thread must be true or false, got ${String(thread)}; e.g. thread: true`);
+  }
+  if (workers === undefined) workers = 1;
   if (typeof workers !== 'number' || !Number.isInteger(workers) || workers < 1 || workers > MAX_WORKERS) {
     throw new TypeError(`workers must be an integer from 1 to ${MAX_WORKERS}, got ${String(workers)}; e.g. workers: 2`);
   }
-  if (workers === 1) return 1;
+  if (workers === 1 && thread !== true) return 1;
+  const what = workers === 1 ? 'thread: true' : `workers: ${workers}`;
+  const instead = workers === 1 ? 'leave thread unset' : 'use workers: 1';
   if (shape.kind === 'sessions') {
     throw new TypeError(
-      `workers: ${workers} does not apply to a sessions shape: a conversation's turns wait for each other's answers ` +
-        'and are not split across threads; use workers: 1',
+      `${what} does not apply to a sessions shape: a conversation's turns wait for each other's answers ` +
+        `and are not run on worker threads; ${instead}`,
     );
   }
   if (durationMs !== undefined) {
     throw new TypeError(
-      `workers: ${workers} does not apply with durationMs: the stop rule is not shared across threads; ` +
-        'give a request count instead, or use workers: 1',
+      `${what} does not apply with durationMs: the stop rule is not shared across threads; ` +
+        `give a request count instead, or ${instead}`,
     );
   }
   const slots = shape.kind === 'closed' ? shape.concurrency : shape.kind === 'open' ? shape.maxConcurrency : undefined;
