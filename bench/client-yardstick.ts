@@ -27,11 +27,12 @@ import {
   type PassSpec,
   type ReaderPass,
 } from './yard-readers';
+import { cliCpuMs, loadlabRunReader } from './whole-process';
 
 const FULL = { streams: 128, tokens: 600, gapMs: 10, rounds: 3 };
 const QUICK = { streams: 32, tokens: 100, gapMs: 10, rounds: 1 };
 
-const READERS = { bare: bareReader, undici: undiciReader, ours: oursReader, aiohttp: aiohttpReader };
+const READERS = { bare: bareReader, undici: undiciReader, ours: oursReader, aiohttp: aiohttpReader, run: loadlabRunReader };
 type ReaderName = keyof typeof READERS;
 
 /** One reader's figures in one round. */
@@ -67,7 +68,7 @@ async function sentGaps(src: NullServerChild, prefix: string): Promise<number[]>
 function line(r: YardRow): string {
   const loop = r.loopDelayP99Ms === null ? 'n/a' : `${r.loopDelayP99Ms} ms`;
   return (
-    `round ${r.round} ${r.reader.padEnd(7)} CPU ${r.cpuUsPerEvent} µs/event (kernel ${r.systemUsPerEvent}; ${r.ratioToBare}× bare, ${r.cpuPercentOfOneCore} % of a core), ` +
+    `round ${r.round} ${r.reader.padEnd(7)} ${r.reader === 'run' ? 'whole-process CPU' : 'CPU'} ${r.cpuUsPerEvent} µs/event (kernel ${r.systemUsPerEvent}; ${r.ratioToBare}× bare, ${r.cpuPercentOfOneCore} % of a core), ` +
     `ITL p50 ${r.itlMs.p50} / p99 ${r.itlMs.p99} ms vs true gap p99 ${r.trueGapMs.p99} ms, loop delay p99 ${loop}, ` +
     `ok ${r.ok}${r.processCpuMs !== undefined ? `, whole process ${round(r.processCpuMs, 0)} ms CPU` : ''} [load ${r.loadAverage1m}]`
   );
@@ -89,7 +90,7 @@ async function row(
     systemUsPerEvent: round((r.systemMs * 1000) / events, 2),
     ratioToBare: NaN,
     itlMs: dist(r.itlMs),
-    trueGapMs: dist(await sentGaps(src, prefix)),
+    trueGapMs: dist(await sentGaps(src, r.idPrefix ?? prefix)),
     loopDelayP99Ms: Number.isNaN(r.loopDelayP99Ms) ? null : round(r.loopDelayP99Ms),
     ok: r.ok,
     cpuPercentOfOneCore: round((r.cpuMs / r.wallMs) * 100, 1),
@@ -109,9 +110,14 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   if (missing !== undefined) lines.push(`aiohttp reader skipped: ${missing}`);
   const src = await spawnNullServer();
   const rows: YardRow[] = [];
+  const help = await cliCpuMs(['--help'], 5);
+  const helpLoad = round(loadavg()[0], 2);
+  lines.push(
+    `loadlab --help, whole process: CPU median ${round(help.medianMs, 1)} ms of ${help.all.map((x) => round(x, 0)).join(', ')} [load ${helpLoad}]`,
+  );
   try {
     // Warm-up: JIT-compile every Node reader's path before anything is measured.
-    for (const n of names.filter((x) => x !== 'aiohttp')) {
+    for (const n of names.filter((x) => x !== 'aiohttp' && x !== 'run')) {
       await READERS[n]({ baseUrl: src.baseUrl, port: src.port, streams: 16, tokens: 100, gapMs: 2, prefix: `warm-${n}` });
     }
     await getJson(`${src.baseUrl}/sent`);
@@ -135,7 +141,15 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     await src.stop();
   }
   lines.push(loadLine());
-  return { name: 'yard-client', lines, targets: targets(rows), data: { size, rows }, machineBefore, machineAfter: machine() };
+  const help16 = { medianMs: round(help.medianMs, 1), all: help.all, loadAverage1m: helpLoad };
+  return {
+    name: 'yard-client',
+    lines,
+    targets: [...targets(rows), ...wholeTargets(rows, help16)],
+    data: { size, rows, helpCpu: help16 },
+    machineBefore,
+    machineAfter: machine(),
+  };
 }
 
 /**
@@ -176,4 +190,28 @@ function targets(rows: YardRow[]): BenchResult['targets'] {
       met: loop <= 2,
     },
   ];
+}
+
+/** Row 2 of issue #16: a whole `loadlab run` against aiohttp's whole process (median rounds), and `loadlab --help`. */
+function wholeTargets(rows: YardRow[], help: { medianMs: number; loadAverage1m: number }): BenchResult['targets'] {
+  const out: BenchResult['targets'] = [];
+  const ratios: number[] = [];
+  for (const r of rows.filter((x) => x.reader === 'run')) {
+    const a = rows.find((x) => x.reader === 'aiohttp' && x.round === r.round);
+    if (a?.processCpuMs !== undefined && r.processCpuMs) ratios.push(round(a.processCpuMs / r.processCpuMs, 2));
+  }
+  if (ratios.length > 0) {
+    const at = rows.filter((x) => x.reader === 'run').map((r) => r.loadAverage1m);
+    out.push({
+      target: 'whole loadlab run process ≥ 2.5× cheaper than aiohttp timed like vllm bench serve (same server, same round)',
+      measured: `${median(ratios)}× (rounds ${ratios.join(', ')}) [load ${at.join(', ')}]`,
+      met: median(ratios) >= 2.5,
+    });
+  }
+  out.push({
+    target: 'loadlab --help ≤ 150 ms CPU (whole process)',
+    measured: `${help.medianMs} ms [load ${help.loadAverage1m}]`,
+    met: help.medianMs <= 150,
+  });
+  return out;
 }

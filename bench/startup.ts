@@ -2,7 +2,7 @@
  * Start-up cost of `loadlab` and of the simulator, from dist/ (bundled JavaScript, bin/build-dist.js)
  * and from the TypeScript sources through tsx (`LOADLAB_NO_DIST=1`, or the `.ts` entry):
  * - `loadlab --help`, `loadlab run --help`: CPU (user + system) of the whole process, from
- *   `/usr/bin/time -f "%U %S"` (10 ms resolution), and wall time;
+ *   bench/rusage.py (`os.wait4`, µs resolution), and wall time;
  * - the simulator: wall time until its ready line, and its CPU at that moment (/proc/<pid>/stat).
  * Each case runs `--reps` times (default 5); the median and the minimum are printed with the load
  * average beside them. Target (issue #16): `loadlab --help` ≤ 150 ms CPU.
@@ -10,14 +10,14 @@
  *   npx tsx bench/startup.ts [--reps 5]
  */
 
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fromRoot } from '../src/paths';
 import { distProblem } from '../src/proc/dist';
 import { tsxLoaderUrl } from '../src/proc/child';
 import { loadLine } from './common';
+import { loadlabCpu } from './whole-process';
 
-const TIME = '/usr/bin/time';
 const TICK_MS = 10; // USER_HZ = 100 on Linux
 
 interface Sample {
@@ -28,17 +28,10 @@ interface Sample {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /** CPU and wall time of one whole `node bin/loadlab.js …args` process. */
-function timeCli(args: string[], noDist: boolean): Sample {
-  const t0 = performance.now();
-  const r = spawnSync(TIME, ['-f', '%U %S', process.execPath, fromRoot('bin', 'loadlab.js'), ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, LOADLAB_NO_DIST: noDist ? '1' : '0' },
-  });
-  const wallMs = performance.now() - t0;
-  const last = r.stderr.trim().split('\n').pop() ?? '';
-  const [u, s] = last.split(' ').map(Number);
-  if (!Number.isFinite(u + s)) throw new Error(`could not read ${TIME}'s output: ${r.stderr.slice(-300)}`);
-  return { cpuMs: (u + s) * 1000, wallMs };
+async function timeCli(args: string[], noDist: boolean): Promise<Sample> {
+  const r = await loadlabCpu(args, { ...process.env, LOADLAB_NO_DIST: noDist ? '1' : '0' });
+  if (r.status !== 0) throw new Error(`loadlab ${args.join(' ')} exited with ${r.status}: ${r.stderr.slice(-300)}`);
+  return { cpuMs: r.cpuMs, wallMs: r.wallMs };
 }
 
 /** CPU (utime + stime) of a live process from /proc/<pid>/stat, ms. */
@@ -83,7 +76,6 @@ async function main(): Promise<void> {
   const repsAt = process.argv.indexOf('--reps');
   const reps = repsAt > 0 ? Number(process.argv[repsAt + 1]) : 5;
   if (!(Number.isInteger(reps) && reps >= 1)) throw new Error(`--reps must be an integer ≥ 1, got ${process.argv[repsAt + 1]}`);
-  if (!existsSync(TIME)) throw new Error(`${TIME} is missing (Debian: apt-get install time); it measures the CLI's CPU`);
   const problem = distProblem();
   console.log(`start-up, ${reps} runs each; dist/: ${problem ?? 'fresh'}`);
   for (const noDist of problem === undefined ? [false, true] : [true]) {
@@ -92,7 +84,9 @@ async function main(): Promise<void> {
     await row(`loadlab run --help, ${how}`, reps, () => timeCli(['run', '--help'], noDist));
     await row(`simulator ready, ${how}`, reps, () => timeSim(!noDist));
   }
-  console.log(`  target: loadlab --help ≤ 150 ms CPU (issue #16). CPU from ${TIME} (10 ms ticks); sim CPU at its ready line.`);
+  console.log(
+    `  target: loadlab --help ≤ 150 ms CPU (issue #16). CPU from bench/rusage.py (os.wait4); sim CPU at its ready line (/proc, 10 ms ticks).`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -4,7 +4,8 @@
  * - `bare`: raw `net` sockets that only stamp and count `'data'` callbacks (the floor);
  * - `undici`: an undici Pool with a handler that only stamps `onResponseData`;
  * - `ours`: LoadLab's client (`createClient().send`: stamp, SSE, JSON, record);
- * - `aiohttp`: bench/aiohttp_reader.py, timed like vLLM's benchmark, in its own Python process.
+ * - `aiohttp`: bench/aiohttp_reader.py, timed like vLLM's benchmark, in its own Python process;
+ * - `run`: one whole `loadlab run` process (bench/whole-process.ts), start-up included.
  * Every reader opens its connections first (one tiny request each), so connects are not timed.
  * CPU is this process's `process.cpuUsage()` over the timed pass (Python: `resource.getrusage`).
  */
@@ -30,8 +31,10 @@ export interface ReaderPass {
   ok: number;
   /** Of `cpuMs`, the kernel's (system time), ms. */
   systemMs: number;
-  /** Whole process CPU, start-up included (Python reader only), ms. */
+  /** Whole process CPU, start-up included (the aiohttp reader and the whole `loadlab run`), ms. */
   processCpuMs?: number;
+  /** The request-id prefix the reader actually used, when it is not the pass's (`loadlab run` picks its own). */
+  idPrefix?: string;
 }
 
 /** A pass to read: `streams` × `tokens` at `gapMs` lockstep steps; request ids `<prefix>-<i>`. */
@@ -61,7 +64,10 @@ function gaps(stamps: number[][]): number[] {
   return out;
 }
 
-/** Time `fn` (CPU, wall, event-loop delay). */
+/** The event-loop delay timer's interval, ms; Node's histogram holds whole intervals, so it is subtracted. */
+const LOOP_RESOLUTION_MS = 1;
+
+/** Time `fn` (CPU, wall, event-loop delay beyond the 1 ms timer interval). */
 async function timed(fn: () => Promise<{ stamps: number[][]; ok: number }>): Promise<ReaderPass> {
   const h = monitorEventLoopDelay({ resolution: 1 });
   h.enable();
@@ -76,7 +82,7 @@ async function timed(fn: () => Promise<{ stamps: number[][]; ok: number }>): Pro
     systemMs: c.system / 1000,
     wallMs,
     itlMs: gaps(stamps),
-    loopDelayP99Ms: h.percentile(99) / 1e6,
+    loopDelayP99Ms: h.percentile(99) / 1e6 - LOOP_RESOLUTION_MS, // samples are whole intervals
     ok,
   };
 }

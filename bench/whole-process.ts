@@ -1,0 +1,106 @@
+/**
+ * Whole processes, start-up and exit included, for the client yardstick (issue #16, row 2):
+ * - {@link childCpu}: run a command under bench/rusage.py (Python's `os.wait4`), so its CPU is the
+ *   kernel's own account of the whole child, µs resolution; no /usr/bin/time needed;
+ * - {@link loadlabRunReader}: one whole `loadlab run` (bin/loadlab.js: dist/ when built, as a learner
+ *   runs it) against the null server, C streams × T tokens at once, as `vllm bench serve` runs;
+ *   CPU from {@link childCpu}, ITL from the token-chunk stamps in its `requests.jsonl`, event-loop
+ *   delay from its manifest's client health (10 ms timer, interval subtracted).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fromRoot } from '../src/paths';
+import { PYTHON, type PassSpec, type ReaderPass } from './yard-readers';
+
+/** What the kernel says one whole child process cost. */
+export interface ChildCpu {
+  /** User + system CPU, ms. */
+  cpuMs: number;
+  systemMs: number;
+  wallMs: number;
+  maxRssKiB: number;
+  status: number;
+  /** The child's stderr (last 2 KB), for error messages. */
+  stderr: string;
+}
+
+/** Run `cmd args` to its end under bench/rusage.py; its stdout is discarded. */
+export function childCpu(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ChildCpu> {
+  const child = spawn(PYTHON, [fromRoot('bench', 'rusage.py'), cmd, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    env,
+  });
+  let err = '';
+  let ru = '';
+  child.stderr?.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-2048)));
+  child.stdio[3]?.on('data', (b: Buffer) => (ru += b.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', () => {
+      try {
+        const r = JSON.parse(ru) as { user_s: number; sys_s: number; wall_s: number; maxrss_kib: number; status: number };
+        resolve({
+          cpuMs: (r.user_s + r.sys_s) * 1000,
+          systemMs: r.sys_s * 1000,
+          wallMs: r.wall_s * 1000,
+          maxRssKiB: r.maxrss_kib,
+          status: r.status,
+          stderr: err,
+        });
+      } catch {
+        reject(new Error(`bench/rusage.py gave no figures for ${cmd}: ${err.slice(-600)}`));
+      }
+    });
+  });
+}
+
+/** `node bin/loadlab.js …args` as a whole process. */
+export function loadlabCpu(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<ChildCpu> {
+  return childCpu(process.execPath, [fromRoot('bin', 'loadlab.js'), ...args], env);
+}
+
+/** Median CPU of `reps` runs of `loadlab …args` (e.g. `--help`), ms, and every figure. */
+export async function cliCpuMs(args: string[], reps: number): Promise<{ medianMs: number; all: number[] }> {
+  const all: number[] = [];
+  for (let i = 0; i < reps; i++) all.push((await loadlabCpu(args)).cpuMs);
+  const s = [...all].sort((a, b) => a - b);
+  return { medianMs: s[s.length >> 1], all };
+}
+
+/** One whole `loadlab run`: `streams` requests at once (closed loop of `streams`), `tokens` each. */
+export async function loadlabRunReader(p: PassSpec): Promise<ReaderPass> {
+  const out = mkdtempSync(join(tmpdir(), 'loadlab-yard-run-'));
+  try {
+    const args = ['run', '--base-url', p.baseUrl, '--out', out, '--num-prompts', String(p.streams)];
+    args.push('--max-concurrency', String(p.streams), '--max-tokens', String(p.tokens), '--ignore-eos', '--quiet');
+    args.push('--prompt', 'hi', '--extra-body', JSON.stringify({ null_gap_ms: p.gapMs }));
+    const r = await loadlabCpu(args);
+    if (r.status !== 0) throw new Error(`loadlab run exited with ${r.status}: ${r.stderr.slice(-600)}`);
+    const recs = readFileSync(join(out, 'requests.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { ok: boolean; chunkMs?: number[]; requestId?: string });
+    const itlMs: number[] = [];
+    for (const rec of recs) {
+      const c = rec.chunkMs ?? [];
+      for (let k = 1; k < c.length; k++) itlMs.push(c[k] - c[k - 1]);
+    }
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as {
+      client?: { eventLoopDelayP99Ms?: number };
+    };
+    return {
+      cpuMs: r.cpuMs,
+      systemMs: r.systemMs,
+      wallMs: r.wallMs,
+      itlMs,
+      loopDelayP99Ms: manifest.client?.eventLoopDelayP99Ms ?? NaN,
+      ok: recs.filter((x) => x.ok).length,
+      processCpuMs: r.cpuMs,
+      idPrefix: recs[0]?.requestId?.replace(/-\d+$/, ''),
+    };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
