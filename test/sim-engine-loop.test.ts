@@ -225,11 +225,11 @@ describe('clocks', () => {
     expect(fired.map((f) => f[0])).toEqual([3, 7, 12]);
     for (const [d, at] of fired) expect(at).toBeGreaterThanOrEqual(d);
   });
-  it('LOADLAB_SIM_CLOCK picks thread (default) or spin, and names the fix for anything else', () => {
-    expect(clockMode(undefined)).toBe('thread');
-    expect(clockMode('')).toBe('thread');
-    expect(clockMode('spin')).toBe('spin');
-    expect(() => clockMode('fast')).toThrow(/use thread \(the default\) or spin/);
+  it('LOADLAB_SIM_CLOCK picks spin (default) or thread, and names the fix for anything else', () => {
+    expect(clockMode(undefined)).toBe('spin');
+    expect(clockMode('')).toBe('spin');
+    expect(clockMode('thread')).toBe('thread');
+    expect(() => clockMode('fast')).toThrow(/use spin \(the default\) or thread/);
   });
 });
 

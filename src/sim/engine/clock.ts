@@ -113,10 +113,12 @@ export interface RealClockOptions {
   /** Time source, ms (default `performance.now`); the alarm thread needs the default. */
   now?: () => number;
   /**
-   * How a deadline is met: `thread` (default) sleeps on an alarm thread (src/proc/alarm-thread.ts),
-   * sub-millisecond and no busy loop; `spin` sleeps with `setTimeout` until `spinMs` before the
-   * deadline, then polls with `setImmediate` (exact, but the loop is busy for `spinMs` per step).
-   * `thread` falls back to `spin` where worker threads are unavailable.
+   * How a deadline is met: `spin` (default) sleeps with `setTimeout` until `spinMs` before the
+   * deadline, then polls with `setImmediate`: exact, and the loop is already running when the
+   * deadline comes, but busy for `spinMs` per step (≈20 % of a core at 7 ms steps). `thread` sleeps
+   * on an alarm thread (src/proc/alarm-thread.ts): half the CPU, but each deadline needs a thread
+   * wake-up, which came late more often when the simulator shared two cores with a notebook kernel
+   * and its client (bench/README.md §7). `thread` falls back to `spin` where worker threads are unavailable.
    */
   mode?: 'thread' | 'spin';
   /** `spin` only: how far before the deadline `setTimeout` hands over to `setImmediate` polling, ms (default 1.5). */
@@ -139,14 +141,13 @@ function sharedAlarms(): AlarmThread | null {
 /**
  * Real time for the simulator process: callbacks at absolute times. Node timers fire 0–2 ms late
  * (whole-millisecond loop time), a large fraction of a 7 ms decode step, so plain `setTimeout`
- * would stretch every step. The default wakes from an alarm thread; the old `spin` mode polls for
- * the last `spinMs` (≈20 % of a core at 7 ms steps with the 1.5 ms default). Either way the engine
- * corrects residual lateness by planning each step from the previous planned end rather than from
- * the late callback.
+ * would stretch every step. The default polls for the last `spinMs`; `mode: 'thread'` wakes from an
+ * alarm thread instead. Either way the engine corrects residual lateness by planning each step from
+ * the previous planned end rather than from the late callback.
  */
 export function realClock(opts: RealClockOptions = {}): EngineClock {
   const now = opts.now ?? (() => performance.now());
-  const thread = (opts.mode ?? 'thread') === 'thread' && opts.now === undefined ? sharedAlarms() : null;
+  const thread = opts.mode === 'thread' && opts.now === undefined ? sharedAlarms() : null;
   if (thread) return { now, at: (atMs, fn) => thread.at(atMs, fn) };
   return spinClock(now, opts.spinMs ?? 1.5);
 }
@@ -181,9 +182,9 @@ function spinClock(now: () => number, spinMs: number): EngineClock {
   };
 }
 
-/** `LOADLAB_SIM_CLOCK`: how the engine meets its step deadlines (`thread`, the default, or `spin`; engine/clock.ts). */
+/** `LOADLAB_SIM_CLOCK`: how the engine meets its step deadlines (`spin`, the default, or `thread`; see {@link RealClockOptions}). */
 export function clockMode(value: string | undefined): 'thread' | 'spin' {
-  if (value === undefined || value === '' || value === 'thread') return 'thread';
-  if (value === 'spin') return 'spin';
-  throw new Error(`LOADLAB_SIM_CLOCK='${value}' is not a clock; use thread (the default) or spin, or unset it`);
+  if (value === undefined || value === '' || value === 'spin') return 'spin';
+  if (value === 'thread') return 'thread';
+  throw new Error(`LOADLAB_SIM_CLOCK='${value}' is not a clock; use spin (the default) or thread, or unset it`);
 }
