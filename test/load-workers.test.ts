@@ -268,6 +268,20 @@ describe('loadlab run --workers', () => {
     [['--workers', '1.5'], /--workers must be an integer/],
     [['--workers', '3', '--max-concurrency', '2'], /use --workers ≤ 2/],
     [['--workers', '2', '--duration', '5', '--max-concurrency', '4'], /does not apply with --duration.*--num-prompts/],
+    [
+      [
+        '--workers',
+        '2',
+        '--max-concurrency',
+        '2',
+        '--dataset-name',
+        'sharegpt',
+        '--dataset-path',
+        'datasets/sample-sharegpt.json',
+        '--multi-turn',
+      ],
+      /--workers 2 does not apply with --multi-turn.*drop --workers/,
+    ],
   ])('%j exits 2 naming the fix', async (flags, message) => {
     const { out, io } = capture();
     expect(await runCommand([...base, '--out', join(tmp, 'bad'), ...flags], io)).toBe(2);

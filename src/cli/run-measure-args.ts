@@ -75,8 +75,8 @@ export function metricsIntervalFlag(v: Flags): number | undefined {
 }
 
 /**
- * `--workers N` (1..MAX_WORKERS), or undefined. Refused with `--duration` (the stop rule is not shared
- * across threads) and when a closed loop's or an open loop's cap leaves a worker without a slot.
+ * `--workers N` (1..MAX_WORKERS), or undefined. Refused with `--multi-turn` (turns wait for answers),
+ * `--duration` (the stop rule is not shared across threads) and when a closed loop's or an open loop's cap leaves a worker without a slot.
  */
 export function workersFlag(v: Flags, shape: LoadShape | undefined, durationS: number | undefined): number | undefined {
   const raw = v.workers as string | undefined;
@@ -84,6 +84,11 @@ export function workersFlag(v: Flags, shape: LoadShape | undefined, durationS: n
   const n = Number(raw);
   if (raw.trim() === '' || !Number.isInteger(n) || n < 1 || n > MAX_WORKERS) {
     throw new UsageError(`--workers must be an integer from 1 to ${MAX_WORKERS}, got '${raw}', e.g. --workers 2`);
+  }
+  if (n > 1 && (v as Record<string, unknown>)['multi-turn'] === true) {
+    throw new UsageError(
+      `--workers ${n} does not apply with --multi-turn: a conversation's turns wait for each other's answers and are not split across threads; drop --workers`,
+    );
   }
   if (n > 1 && durationS !== undefined) {
     throw new UsageError(
