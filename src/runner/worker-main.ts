@@ -13,7 +13,6 @@
 import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createClient } from '../client/client';
-import { raiseThreadPriority } from '../proc/priority';
 import { sleepUntil } from '../schedule/pacer';
 import { createPool, settleTasks, type Pool } from '../schedule/pool';
 import type { RequestRecord, RequestSpec } from '../types';
@@ -28,7 +27,6 @@ if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof 
   start(workerData as WorkerInit);
 
 function start(init: WorkerInit): void {
-  raiseThreadPriority(); // this thread stamps every send and chunk: it gets a shared core first (where allowed)
   const post = (m: FromWorker) => port?.postMessage(m);
   const now = threadRunClock(init.originRealtimeMs);
   const stop = new AbortController();

@@ -5,7 +5,6 @@
  * `startSim` waits for). Used by `src/sim/main.ts` (process entry) and `loadlab sim`.
  */
 import { watchParent } from '../proc/child';
-import { raiseThreadPriority } from '../proc/priority';
 import { seededRng } from '../rng';
 import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '../vllm/flags';
 import { clockMode, realClock } from './engine/clock';
@@ -22,16 +21,17 @@ import { QueueTimes } from './engine/queue-time';
 import { loadTokenizer } from './http/tokens';
 import type { EngineClock, EngineConfig, EngineStats, SimEngine } from './engine/types';
 
-/** The line `startSim` waits for; the URL follows after one space (`LOADLAB_SIM_LISTENING <url>`). */
+/** The line `startSim` waits for; the URL follows after one space. */
 export const LISTENING_MARKER = 'LOADLAB_SIM_LISTENING';
 
 /** Step lateness p99 above which the simulator warns that it is falling behind real time, ms. */
 export const LATENESS_WARN_MS = 2;
 
-/** A running in-process simulator; `close()` stops the engine and the HTTP server. */
+/** A running in-process simulator. */
 export interface RunningSim {
   url: string;
   port: number;
+  /** Stop the engine and the HTTP server. */
   close(): Promise<void>;
 }
 
@@ -44,10 +44,11 @@ function prefix(level: 'INFO' | 'WARNING' | 'ERROR', where: string): string {
 
 /** p99 by linear interpolation at (n−1)·0.99 (numpy's default). */
 function p99(xs: number[]): number {
+  if (xs.length === 0) return 0;
   const s = [...xs].sort((a, b) => a - b);
   const pos = (s.length - 1) * 0.99;
   const lo = Math.floor(pos);
-  return s.length === 0 ? 0 : s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
+  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
 }
 
 /** The SIMULATED banner and vLLM's first startup lines. */
@@ -58,7 +59,6 @@ function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: stri
   );
   log('  Same HTTP API and /metrics as vLLM; step times, KV cache and scheduling are simulated in real time.');
   log(`  Profile ${profile.id} (${profile.status ?? 'built in code'}); --print-profile shows its numbers and sources.`);
-  log(`  Engine thread: ${raiseThreadPriority()}.`); // its step deadlines get a shared core first
   log('='.repeat(100));
   log(`${prefix('INFO', 'api_server.py:1')} vLLM API server version ${gen.version} (simulated, profile ${profile.id})`);
   log(
