@@ -48,6 +48,26 @@ describe('step loop', () => {
     expect(h.engine.stats()).toMatchObject({ running: 0, waiting: 0, steps: 6, generationTokens: 6, promptTokens: 40 });
   });
 
+  it('betweenSteps: at once when idle, else on the turn after the step in flight ends (a /metrics render)', async () => {
+    const h = makeHarness();
+    const seen: string[] = [];
+    h.engine.betweenSteps(() => seen.push('idle'));
+    expect(seen).toEqual(['idle']);
+    submit(h, 0, randomPrompt(seededRng(5), 20), { maxTokens: 3 });
+    h.clock.advance(0); // the request arrives and its first step starts
+    let stepsThen = -1;
+    h.engine.betweenSteps(() => {
+      stepsThen = h.steps.length;
+      seen.push('after a step');
+    });
+    expect(seen).toEqual(['idle']); // a step is in flight: it waits
+    const stepsBefore = h.steps.length;
+    h.clock.advance(h.engine.config.maxModelLen); // long enough for every step (virtual time, all in this turn)
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toEqual(['idle', 'after a step']);
+    expect(stepsThen).toBeGreaterThan(stepsBefore);
+  });
+
   it('reports iteration tokens and kv usage per step', () => {
     const h = makeHarness({ numGpuBlocksOverride: 101, asyncScheduling: false }); // async allocates a step ahead
     const rng = seededRng(5);

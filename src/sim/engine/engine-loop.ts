@@ -84,6 +84,7 @@ export class StepLoop {
   private readonly blockBytes: number;
   private readonly outReqs: SimRequest[] = [];
   private readonly outs: EngineOutput[] = [];
+  private between: (() => void)[] = [];
 
   constructor(private readonly o: StepLoopOptions) {
     this.blockBytes = kvBlockBytes(o.profile, o.config.blockSize);
@@ -97,11 +98,23 @@ export class StepLoop {
     this.timer = clock.at(clock.now(), () => this.startStep(clock.now()));
   }
 
+  /**
+   * Run `fn` where it delays no step: at once when the loop is idle, else on the next turn after the
+   * step in flight has ended and its outputs went out, the longest gap before the next deadline.
+   */
+  betweenSteps(fn: () => void): void {
+    if (this.current === null || this.closed) fn();
+    else this.between.push(fn);
+  }
+
   /** Stop: cancel the pending step; no step starts after this. */
   close(): void {
     this.closed = true;
     this.timer?.cancel();
     this.timer = null;
+    const fns = this.between; // nothing will end a step now: run what waited for one
+    this.between = [];
+    for (const fn of fns) fn();
   }
 
   /** Nothing in flight: schedule a step at `startMs` and start it, or go idle. */
@@ -204,6 +217,13 @@ export class StepLoop {
       this.queued = null;
       if (queued) this.launch(queued, next);
       else this.startStep(next);
+    }
+    if (this.between.length > 0) {
+      const fns = this.between;
+      this.between = [];
+      setImmediate(() => {
+        for (const fn of fns) fn();
+      });
     }
     if (error !== undefined) throw error;
   }

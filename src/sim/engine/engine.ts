@@ -96,6 +96,7 @@ export function createEngine(opts: EngineOptions): SimEngineHandle {
     onStep(fn) {
       loop.stepSubs.push(fn);
     },
+    betweenSteps: (fn) => loop.betweenSteps(fn),
     close() {
       closed = true;
       loop.close();

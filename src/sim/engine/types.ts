@@ -139,6 +139,8 @@ export interface SimEngine {
   stats(): EngineStats;
   /** Subscribe to per-step reports. */
   onStep(fn: (info: StepInfo) => void): void;
+  /** Run `fn` at once when idle, else just after the step in flight (work that must not make a step late). */
+  betweenSteps(fn: () => void): void;
   /** Stop the step loop. */
   close(): void;
 }
