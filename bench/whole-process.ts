@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromRoot } from '../src/paths';
-import { PYTHON, type PassSpec, type ReaderPass } from './yard-readers';
+import { gaps, PYTHON, type PassSpec, type ReaderPass } from './yard-readers';
 
 /** What the kernel says one whole child process cost. */
 export interface ChildCpu {
@@ -82,11 +82,6 @@ export async function loadlabRunReader(p: PassSpec): Promise<ReaderPass> {
       .split('\n')
       .filter((l) => l.trim() !== '')
       .map((l) => JSON.parse(l) as { ok: boolean; chunkMs?: number[]; requestId?: string });
-    const itlMs: number[] = [];
-    for (const rec of recs) {
-      const c = rec.chunkMs ?? [];
-      for (let k = 1; k < c.length; k++) itlMs.push(c[k] - c[k - 1]);
-    }
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as {
       client?: { eventLoopDelayP99Ms?: number };
     };
@@ -94,7 +89,7 @@ export async function loadlabRunReader(p: PassSpec): Promise<ReaderPass> {
       cpuMs: r.cpuMs,
       systemMs: r.systemMs,
       wallMs: r.wallMs,
-      itlMs,
+      itlMs: gaps(recs.map((rec) => rec.chunkMs ?? [])),
       loopDelayP99Ms: manifest.client?.eventLoopDelayP99Ms ?? NaN,
       ok: recs.filter((x) => x.ok).length,
       processCpuMs: r.cpuMs,

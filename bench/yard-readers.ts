@@ -58,7 +58,7 @@ const body = (tokens: number, gapMs: number) =>
   });
 
 /** Gaps between consecutive stamps of each stream, ms. */
-function gaps(stamps: number[][]): number[] {
+export function gaps(stamps: number[][]): number[] {
   const out: number[] = [];
   for (const s of stamps) for (let k = 1; k < s.length; k++) out.push(s[k] - s[k - 1]);
   return out;
@@ -69,7 +69,7 @@ const LOOP_RESOLUTION_MS = 1;
 
 /** Time `fn` (CPU, wall, event-loop delay beyond the 1 ms timer interval). */
 async function timed(fn: () => Promise<{ stamps: number[][]; ok: number }>): Promise<ReaderPass> {
-  const h = monitorEventLoopDelay({ resolution: 1 });
+  const h = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   h.enable();
   const c0 = process.cpuUsage();
   const w0 = performance.now();
