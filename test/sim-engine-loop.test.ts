@@ -151,6 +151,30 @@ describe('drift correction', () => {
     expect(late.steps.at(-1)!.endMs - exact.steps.at(-1)!.endMs).toBeCloseTo(shift, 9);
   });
 
+  it("runDue ends a step whose time has come on the caller's turn, and its late callback then does nothing", () => {
+    const exact = run(0);
+    const { vc, clock } = lateClock(5); // every clock callback 5 ms late, as behind an arrival storm
+    const engine = createEngine({ config: resolveEngineConfig({}), clock });
+    const steps: StepInfo[] = [];
+    const outs: EngineOutput[] = [];
+    engine.onStep((s) => steps.push({ ...s }));
+    engine.runDue(); // idle: nothing to end
+    engine.add({ id: 'a', promptTokenIds: [1, 2, 3], maxTokens: 50, minTokens: 0, naturalLength: 50, ignoreEos: true }, (o) =>
+      outs.push(o),
+    );
+    const firstStart = 5; // the idle loop's first start is a clock callback (5 ms late here)
+    while (vc.pending > 0) {
+      vc.advance(0.25); // the server's slices of work: runDue before each
+      engine.runDue();
+    }
+    expect(outs.map((o) => o.outputTokens)).toEqual(exact.outs.map((o) => o.outputTokens));
+    expect(steps.length).toBe(exact.steps.length);
+    for (const st of steps) expect(st.latenessMs).toBeLessThan(0.25);
+    expect(engine.resyncs).toBe(0);
+    expect(steps[0].startMs).toBe(firstStart);
+    expect(steps.at(-1)!.endMs - firstStart).toBeCloseTo(exact.steps.at(-1)!.endMs, 9);
+  });
+
   it('lateness beyond one step resyncs to the actual time and counts it', () => {
     const late = run(20);
     expect(late.resyncs).toBe(late.steps.length);

@@ -34,6 +34,7 @@
  * hash is unique to the request, so no other request can hit it).
  */
 import { stepTimeMs } from './cost';
+import { deliverOutputs } from './step-update';
 import type { SimRequest } from './engine-request';
 import { kvBlockBytes, type Profile } from './profile';
 import { randNormal, type Rng } from '../../rng';
@@ -105,6 +106,24 @@ export class StepLoop {
   betweenSteps(fn: () => void): void {
     if (this.current === null || this.closed) fn();
     else this.between.push(fn);
+  }
+
+  /**
+   * End the step in flight now if its end time has come, not when the clock's callback runs. The
+   * server calls it before each slice of its own work (an arrival, a parsed body), so a storm of
+   * arrivals makes a step late by one slice, not by the whole storm (vLLM's engine core has its own process).
+   */
+  runDue(): void {
+    const step = this.current;
+    if (step === null || this.closed || this.o.clock.now() < step.info.endMs) return;
+    this.timer?.cancel();
+    try {
+      this.finishStep();
+    } catch (err) {
+      setImmediate(() => {
+        throw err; // as from the clock's own callback, not into the caller's request
+      });
+    }
   }
 
   /** Stop: cancel the pending step; no step starts after this. */
@@ -199,7 +218,7 @@ export class StepLoop {
     info.iterationTokens = sched.update(info.endMs, this.outReqs, this.outs, step.plan);
     info.running = sched.running.length;
     info.waiting = sched.waiting.size + sched.swapped.size;
-    let error = this.deliver();
+    let error = deliverOutputs(this.outReqs, this.outs, this.o.byId);
     for (const fn of this.stepSubs) {
       try {
         fn(info);
@@ -226,22 +245,5 @@ export class StepLoop {
       });
     }
     if (error !== undefined) throw error;
-  }
-
-  /** Hand each request its step output; returns the first error a callback threw. */
-  private deliver(): unknown {
-    let error: unknown;
-    for (let k = 0; k < this.outReqs.length; k++) {
-      const r = this.outReqs[k];
-      const out = this.outs[k];
-      if (out.finishReason) this.o.byId.delete(r.id);
-      else if (r.status === 'finished') continue; // aborted by an earlier callback
-      try {
-        r.onOutput(out);
-      } catch (e) {
-        error ??= e;
-      }
-    }
-    return error;
   }
 }

@@ -97,6 +97,7 @@ export function createEngine(opts: EngineOptions): SimEngineHandle {
       loop.stepSubs.push(fn);
     },
     betweenSteps: (fn) => loop.betweenSteps(fn),
+    runDue: () => loop.runDue(),
     close() {
       closed = true;
       loop.close();

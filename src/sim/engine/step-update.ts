@@ -80,3 +80,20 @@ export function applyStep(s: StepState, plan: AppliedPlan, endMs: number, reqs: 
   }
   return iterationTokens;
 }
+
+/** Hand each request its output of a finished step (`outReqs[k]` gets `outs[k]`); returns the first error a callback threw. */
+export function deliverOutputs(outReqs: SimRequest[], outs: EngineOutput[], byId: Map<string, SimRequest>): unknown {
+  let error: unknown;
+  for (let k = 0; k < outReqs.length; k++) {
+    const r = outReqs[k];
+    const out = outs[k];
+    if (out.finishReason) byId.delete(r.id);
+    else if (r.status === 'finished') continue; // aborted by an earlier callback
+    try {
+      r.onOutput(out);
+    } catch (e) {
+      error ??= e;
+    }
+  }
+  return error;
+}

@@ -141,6 +141,8 @@ export interface SimEngine {
   onStep(fn: (info: StepInfo) => void): void;
   /** Run `fn` at once when idle, else just after the step in flight (work that must not make a step late). */
   betweenSteps(fn: () => void): void;
+  /** End the step in flight now if its time has come (call before a slice of other work on the engine's thread). */
+  runDue(): void;
   /** Stop the step loop. */
   close(): void;
 }

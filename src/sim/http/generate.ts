@@ -164,6 +164,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   if (req.stream) reply.startStream();
   const add = () => {
     if (finished || reply.closed) return;
+    s.engine.runDue();
     finished = !addChoices(s, req, choices, reply, onOutput);
   };
   const waitMs = who.arrivalMs + s.apiOverheadMs - s.now();

@@ -129,7 +129,11 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     startS: Math.floor(Date.now() / 1000),
     seq: 0,
   };
-  const server = createServer((req, res) => handle(ctx, opts.hooks, req, res, now()));
+  const server = createServer((req, res) => {
+    const arrivalMs = now();
+    opts.engine.runDue(); // a step due now ends before this arrival's work (engine-loop.ts runDue)
+    handle(ctx, opts.hooks, req, res, arrivalMs);
+  });
   server.keepAliveTimeout = 5000; // uvicorn's default keep-alive
 
   return {

@@ -107,8 +107,11 @@ async function generate(ctx: RouteContext, req: IncomingMessage, reply: Reply, p
   const { rules } = ctx;
   const api = path === '/v1/chat/completions' ? 'chat' : 'completions';
   const body = await readJson(req, (bytes) => ctx.offLoop.parseJson(bytes, rules.maxModelLen));
+  ctx.gen.engine.runDue(); // before each slice of this request's work, a step due now ends first
   checkModel(body, rules);
-  const g = parseGenRequest(api, body, await tokenizerFor(ctx, api, body), rules);
+  const tok = await tokenizerFor(ctx, api, body);
+  ctx.gen.engine.runDue();
+  const g = parseGenRequest(api, body, tok, rules);
   const header = req.headers['x-request-id'];
   const rid =
     (Array.isArray(header) ? header[0] : header) ||
