@@ -3,7 +3,7 @@
  * keep-alive, and `send()` that turns each request into a {@link RequestRecord}.
  */
 
-import { Pool } from 'undici';
+import { Pool } from './undici';
 import type { RequestRecord, RequestSpec } from '../types';
 import { buildHeaders, buildRequestBody, endpointPath, makeRequestIdPrefix } from './body';
 import { redact } from './errors';

@@ -3,7 +3,8 @@
  * `/version`, `/v1/models`). Uses undici; the body is always read or destroyed, and the
  * timeout timer is always cleared, so nothing lingers after the call settles.
  */
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { request } from './undici';
 import { serverRoot, targetHeaders } from './url';
 
 /** Re-exported from `src/client/url.ts`, its one home (older imports use this path). */

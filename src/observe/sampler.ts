@@ -13,7 +13,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Pool } from 'undici';
+import { Pool } from '../client/undici';
 import { openLineAppender, type LineAppender } from '../run/atomic';
 import type { MetricsSample } from '../types';
 import { seededRng } from '../rng';

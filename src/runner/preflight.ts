@@ -6,7 +6,7 @@
  * template is included) and checked against `max_model_len` from `/v1/models`.
  * A server without `/tokenize` is not checked (the caller notes that); nothing here sends load.
  */
-import { request } from 'undici';
+import { request } from '../client/undici';
 import { resolveApiKey, type TargetAuth, targetHeaders } from '../client/url';
 import type { RequestSpec } from '../types';
 
