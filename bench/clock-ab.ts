@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   const rounds = Number(arg('rounds', '3'));
   const sims = new Map<string, SimHandle>();
   try {
-    for (const c of CLOCKS) sims.set(c, await startSim({ extraArgs: ['--stats-interval-s', '1'], env: { LOADLAB_SIM_CLOCK: c } }));
+    for (const c of CLOCKS)
+      sims.set(c, await startSim({ extraArgs: ['--stats-interval-s', '1'], env: { LOADLAB_SIM_CLOCK: c } }));
     for (let r = 0; r < rounds; r++) {
       for (const c of levels) {
         const order = [...CLOCKS.slice(r % CLOCKS.length), ...CLOCKS.slice(0, r % CLOCKS.length)];

@@ -111,7 +111,8 @@ export class StepLoop {
   /**
    * End the step in flight now if its end time has come, not when the clock's callback runs. The
    * server calls it before each slice of its own work (an arrival, a parsed body), so a storm of
-   * arrivals makes a step late by one slice, not by the whole storm (vLLM's engine core has its own process).
+   * arrivals makes a step late by one slice, not by the whole storm. vLLM's engine core runs in its own
+   * process (`EngineCoreProc`, "running EngineCore in background process", `vllm/v1/engine/core.py`).
    */
   runDue(): void {
     const step = this.current;
