@@ -119,6 +119,20 @@ describe('compareMetric / verdictSentence', () => {
     expect(verdictSentence(empty)).toContain('无法比较');
   });
 
+  it('values given by request (ITL gaps) are resampled by request: a shift carried by two slow requests is not decided', () => {
+    // 20 requests × 30 gaps each side; B differs only in that two of its requests ran slow throughout.
+    const req = (level: number) => Array.from({ length: 30 }, (_, k) => level + (k % 3) * 0.1);
+    const ga = Array.from({ length: 20 }, () => req(10));
+    const gb = Array.from({ length: 20 }, (_, i) => req(i < 2 ? 40 : 10));
+    const side = (label: string, groups: number[][]) => ({ label, values: groups.flat(), groups });
+    const byGap = compareValues({ label: 'A', values: ga.flat() }, { label: 'B', values: gb.flat() }, 95);
+    const byRequest = compareValues(side('A', ga), side('B', gb), 95);
+    expect(byGap.direction).toBe('higher'); // 60 of 600 gaps look like 60 independent draws
+    expect(byRequest.direction).toBe('undecided'); // they are 2 requests of 20
+    expect(byRequest.interval[1] - byRequest.interval[0]).toBeGreaterThan(byGap.interval[1] - byGap.interval[0]);
+    expect(verdictSentence(byRequest)).toContain('本次数据不足以判断');
+  });
+
   it('numbers are never rounded into a false zero', () => {
     expect([fmtNumber(0.004), fmtNumber(-0.0123), fmtNumber(1.04), fmtNumber(123.6), fmtNumber(0), fmtNumber(NaN)]).toEqual([
       '0.004',

@@ -61,7 +61,7 @@ export function metricSamples(records: readonly RequestRecord[], metric: Latency
     case 'tpot':
       return defined(ok.map((r) => r.tpotMs));
     case 'itl':
-      return ok.flatMap((r) => r.itlMs ?? []);
+      return itlByRequest(records).flat();
     case 'e2el':
       return defined(ok.map((r) => r.e2eMs));
     case 'e2el_including_client_queue':
@@ -72,6 +72,11 @@ export function metricSamples(records: readonly RequestRecord[], metric: Latency
     case 'ttft_intended':
       return defined(ok.map((r) => r.ttftFromIntendedMs));
   }
+}
+
+/** Each measured, successful request's inter-token gaps (ms): what an ITL interval resamples. */
+export function itlByRequest(records: readonly RequestRecord[]): number[][] {
+  return records.filter((r) => r.ok && !r.warmup).map((r) => r.itlMs ?? []);
 }
 
 const num = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(1));
@@ -98,8 +103,8 @@ export function formatPercentileTable(
     const xs = metricSamples(records, m);
     const ps = [50, ...choice.percentiles];
     const points = percentiles(xs, ps);
-    const boot = opts.ci && m !== 'itl' ? xs : undefined;
-    const cells = opts.ci ? points.map((x, i) => ciCell(boot, ps[i], x)) : points.map(num);
+    const groups = opts.ci && m === 'itl' ? itlByRequest(records) : undefined;
+    const cells = opts.ci ? points.map((x, i) => ciCell(xs, ps[i], x, groups)) : points.map(num);
     return [ROW_LABELS[m], String(xs.length), num(mean(xs)), ...cells];
   });
   const queueNames = choice.metrics.some((m) => m === 'client_queue_time' || m === 'e2el_including_client_queue');

@@ -10,7 +10,7 @@ import type { Distribution, ErrorCode, RequestRecord, RunSummary } from '../type
 import { ERROR_CODES } from '../types';
 import { formatGoodput } from '../stats/goodput';
 import { CI_NOTE, ciCell } from './ci-cells';
-import { alignRows, type LatencyRow, metricSamples, ROW_LABELS } from './percentile-table';
+import { alignRows, itlByRequest, type LatencyRow, metricSamples, ROW_LABELS } from './percentile-table';
 import { formatTurnTable } from './turn-table';
 
 const ROWS: Array<[string, keyof RunSummary, LatencyRow]> = [
@@ -43,8 +43,9 @@ export function formatLatencyTable(summary: RunSummary, opts: { records?: readon
   const rows = ROWS.map(([label, key, row]) => {
     const d = summary[key] as Distribution | undefined;
     if (d === undefined) return [label, '0', '–', '–', '–', '–']; // a summary saved before the row existed
-    const xs = ci && row !== 'itl' ? metricSamples(opts.records!, row) : undefined;
-    const cells = ([50, 95, 99] as const).map((p) => (ci ? ciCell(xs, p, d[`p${p}`]) : num(d[`p${p}`])));
+    const xs = ci ? metricSamples(opts.records!, row) : undefined;
+    const groups = ci && row === 'itl' ? itlByRequest(opts.records!) : undefined;
+    const cells = ([50, 95, 99] as const).map((p) => (ci ? ciCell(xs, p, d[`p${p}`], groups) : num(d[`p${p}`])));
     return [label, String(d.n), num(d.mean), ...cells];
   });
   const table = alignRows(header, rows);

@@ -27,6 +27,8 @@ export interface KvPoint {
   benchTpot: readonly number[];
   /** Every inter-token gap of the run. */
   itl: readonly number[];
+  /** The same gaps by request; when both points have them, the ITL verdict resamples requests, not gaps. */
+  itlByRequest?: readonly (readonly number[])[];
   /** TTFT of every successful request. */
   ttft: readonly number[];
   /** The run's health flags (a disturbed run is compared at p50). */
@@ -54,6 +56,7 @@ export interface KvVerdictInput {
 }
 
 const sample = (p: KvPoint, values: readonly number[]) => ({ label: p.label, values, health: p.health });
+const itlSample = (p: KvPoint) => ({ ...sample(p, p.itl), ...(p.itlByRequest ? { groups: p.itlByRequest } : {}) });
 
 /** The course's diagnosis rule against both TPOT definitions, for every measured point. */
 function courseRuleSentence(x: KvVerdictInput): string {
@@ -85,7 +88,7 @@ export function kvVerdictSentences(x: KvVerdictInput): string[] {
   const itlMax = Math.max(...recompute.itl);
   const itlP50 = percentile(recompute.itl, 50);
   const ttft = compareValues(sample(fits, fits.ttft), sample(recompute, recompute.ttft), 50, { name: 'TTFT', thresholdPct: 25 });
-  const itl = compareValues(sample(fits, fits.itl), sample(recompute, recompute.itl), 99, { name: 'ITL', thresholdPct: 25 });
+  const itl = compareValues(itlSample(fits), itlSample(recompute), 99, { name: 'ITL', thresholdPct: 25 });
   return [
     `**装得下（利用率 ${x.fitUtil}）**：抢占 ${fits.preemptions} 次，KV 使用率最高 ${(100 * fits.maxKv).toFixed(1)}%。` +
       (fits.preemptions === 0 ? '与计算器的预测一致：课程的设置在 4090 + Int4 上根本触发不了 swap。' : '与计算器的预测不符。'),
@@ -198,7 +201,7 @@ export function recoverySentences(x: RecoveryInput): string[] {
     ];
   }
   const b = x.swapBlocks;
-  const itl = compareValues(sample(x.recompute, x.recompute.itl), sample(x.swap, x.swap.itl), 99, {
+  const itl = compareValues(itlSample(x.recompute), itlSample(x.swap), 99, {
     name: 'ITL',
     thresholdPct: 10,
   });

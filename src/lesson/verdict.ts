@@ -4,7 +4,8 @@
  * prints that interval; otherwise it says the data cannot decide ("本次数据不足以判断").
  *
  * - The interval is `bootstrapDiffCI` (src/stats/bootstrap.ts), samples resampled independently and
- *   seeded (default 2000 iterations, 95 %, seed 1): the same runs always give the same sentence.
+ *   seeded (default 2000 iterations, 95 %, seed 1): the same runs always give the same sentence. Gaps
+ *   given by request (`groups`, ITL) resample requests (src/stats/cluster-bootstrap.ts), not single gaps.
  * - An optional stated threshold (`thresholdPct`, percent of A's value): when the whole interval lies
  *   within ±threshold, the sentence says "没有实质变化" and names the threshold.
  * - A disturbed run (its summary's health flags: client-bound, or the simulator behind real
@@ -13,7 +14,8 @@
  * The sentences are Simplified Chinese, as the notebooks' prose.
  */
 
-import { bootstrapDiffCI, type BootstrapOptions } from '../stats/bootstrap';
+import type { BootstrapOptions } from '../stats/bootstrap';
+import { bootstrapSampleDiffCI, type Groups } from '../stats/cluster-bootstrap';
 import { checkPercentile, percentile } from '../stats/percentile';
 import type { RequestRecord, RunSummary } from '../types';
 
@@ -42,6 +44,8 @@ export interface VerdictRun {
 export interface VerdictSample {
   label: string;
   values: readonly number[];
+  /** The same values by request (each request's ITL gaps): when both sides have them, requests are resampled. */
+  groups?: Groups;
   /** The health flags of the run the values came from; flagged → tails are not trusted. */
   health?: RunSummary['health'];
 }
@@ -140,14 +144,12 @@ function disturbances(a: VerdictSample, b: VerdictSample): string[] {
 function checkOptions(pct: number, opts: CompareOptions): void {
   checkPercentile(pct);
   const t = opts.thresholdPct;
-  if (t !== undefined && !(Number.isFinite(t) && t > 0)) {
+  if (t !== undefined && !(Number.isFinite(t) && t > 0))
     throw new RangeError(`thresholdPct must be a percent > 0 (e.g. 5 for ±5 %), or left out; got ${t}`);
-  }
 }
 
 function reasonOf(c: Omit<Comparison, 'reason'>): string {
-  const conf = `${Math.round(c.confidence * 100)}%`;
-  const iv = `差值的 ${conf} 区间 ${fmtInterval(c.interval)} ms`;
+  const iv = `差值的 ${Math.round(c.confidence * 100)}% 区间 ${fmtInterval(c.interval)} ms`;
   if (!Number.isFinite(c.diff)) return `至少一边没有可用的数据（n = ${c.a.n} / ${c.b.n}），无法比较`;
   if (c.negligible) return `${iv} 落在设定的 ±${c.thresholdPct}% 阈值之内`;
   return c.direction === 'undecided' ? `${iv} 含 0` : `${iv} 不含 0`;
@@ -164,7 +166,7 @@ export function compareValues(a: VerdictSample, b: VerdictSample, pct: number, o
   const disturbed = disturbances(a, b);
   const used = opts.respectHealth !== false && disturbed.length > 0 && pct > 50 ? 50 : pct;
   const boot = { ...DEFAULT_BOOT, ...opts.bootstrap };
-  const ci = bootstrapDiffCI(a.values, b.values, used, boot);
+  const ci = bootstrapSampleDiffCI(a, b, used, boot);
   const va = a.values.length ? percentile(a.values, used) : NaN;
   const vb = b.values.length ? percentile(b.values, used) : NaN;
   const interval: [number, number] = [ci.lo, ci.hi];
@@ -211,10 +213,8 @@ export function compareMetric(
   return compareValues(side(a), side(b), pct, { ...opts, name: opts.name ?? METRIC_NAMES[metric] });
 }
 
-function signedPct(ratio: number): string {
-  const p = (ratio - 1) * 100;
-  return Number.isFinite(p) ? `${p >= 0 ? '+' : ''}${fmtNumber(p)}%` : '—';
-}
+const signedPct = (ratio: number, p = (ratio - 1) * 100): string =>
+  Number.isFinite(p) ? `${p >= 0 ? '+' : ''}${fmtNumber(p)}%` : '—';
 
 /** The clause saying which percentile was used and why, when a side was disturbed ('' otherwise). */
 function healthNote(c: Comparison): string {

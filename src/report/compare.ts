@@ -8,13 +8,14 @@
  * simulator behind) is compared on p50 instead of a tail, as the lessons do, and the row says so.
  * Rates (req/s, output tok/s, goodput) are one number per run: shown, never called real.
  *
- * ITL caveat: the gaps of one request are not independent draws, and the bootstrap resamples gaps,
- * so an ITL interval is narrower than one that resampled requests would be.
+ * ITL: the gaps of one request are not independent draws, so ITL intervals resample requests with
+ * all their gaps (src/stats/cluster-bootstrap.ts); the percentile itself is over every gap, as vLLM's.
  */
-import { compareValues, metricValues, type VerdictMetric } from '../lesson/verdict';
-import { bootstrapPercentileCI, type BootstrapOptions } from '../stats/bootstrap';
+import { compareValues, metricValues, type VerdictMetric, type VerdictSample } from '../lesson/verdict';
+import type { BootstrapOptions } from '../stats/bootstrap';
+import { bootstrapSampleCI } from '../stats/cluster-bootstrap';
 import { provenanceOf, runServerLabel } from '../view/provenance';
-import type { RequestRecord, RunSummary } from '../types';
+import type { RunSummary } from '../types';
 import { manifestOf, type ReportRun } from './report-input';
 
 /** A per-request latency a comparison row reads (ms); `itlMs` means every inter-token gap. */
@@ -101,13 +102,15 @@ export interface CompareRunsOptions {
 const BOOT: Required<BootstrapOptions> = { iterations: 2000, confidence: 0.95, seed: 1 };
 
 /**
- * The values of a latency metric in a run's measured, successful requests (ms). ITL is every gap of
- * every request pooled, as `vllm bench serve` pools them before taking percentiles
- * (`vllm/benchmarks/serve.py`, `calculate_metrics`: `itls += outputs[i].itl`).
+ * One run's side of a latency row: the values in its measured, successful requests (ms). ITL is every
+ * gap of every request pooled, as `vllm bench serve` pools them (`vllm/benchmarks/serve.py`,
+ * `calculate_metrics`: `itls += outputs[i].itl`), with the same gaps by request as `groups`.
  */
-export function latencyValues(records: readonly RequestRecord[], metric: CompareMetricKey): number[] {
-  if (metric !== 'itlMs') return metricValues(records, metric);
-  return records.filter((r) => !r.warmup && r.ok).flatMap((r) => r.itlMs.filter((g) => Number.isFinite(g)));
+function sideOf(r: ReportRun, metric: CompareMetricKey): VerdictSample {
+  const base = { label: r.label, health: r.summary.health };
+  if (metric !== 'itlMs') return { ...base, values: metricValues(r.records, metric) };
+  const groups = r.records.filter((x) => !x.warmup && x.ok).map((x) => x.itlMs.filter((g) => Number.isFinite(g)));
+  return { ...base, values: groups.flat(), groups };
 }
 
 function healthWords(label: string, s: RunSummary): string | undefined {
@@ -131,8 +134,11 @@ function rateRows(runs: readonly ReportRun[]): CompareRow[] {
 function diffsOf(a: ReportRun, b: ReportRun, rates: CompareRow[], bi: number, opts: CompareRunsOptions): CompareDiff[] {
   const boot = { ...BOOT, ...opts.bootstrap };
   const lat = LATENCY_ROWS.map(({ metric, pct, label }): CompareDiff => {
-    const side = (r: ReportRun) => ({ label: r.label, values: latencyValues(r.records, metric), health: r.summary.health });
-    const c = compareValues(side(a), side(b), pct, { bootstrap: boot, thresholdPct: opts.thresholdPct, name: label });
+    const c = compareValues(sideOf(a, metric), sideOf(b, metric), pct, {
+      bootstrap: boot,
+      thresholdPct: opts.thresholdPct,
+      name: label,
+    });
     const real = c.direction !== 'undecided' && !c.negligible;
     const disturbed = [healthWords(a.label, a.summary), healthWords(b.label, b.summary)].filter(Boolean).join('; ');
     const n = Math.min(c.a.n, c.b.n);
@@ -209,9 +215,9 @@ export function compareRuns(given: readonly ReportRun[], opts: CompareRunsOption
     label,
     unit: 'ms',
     cells: runs.map((r) => {
-      const vs = latencyValues(r.records, metric);
-      const ci = bootstrapPercentileCI(vs, pct, boot);
-      return { value: ci.estimate, interval: [ci.lo, ci.hi] as [number, number], n: vs.length };
+      const s = sideOf(r, metric);
+      const ci = bootstrapSampleCI(s, pct, boot);
+      return { value: ci.estimate, interval: [ci.lo, ci.hi] as [number, number], n: s.values.length };
     }),
   }));
   const rates = rateRows(runs);

@@ -38,7 +38,8 @@ export interface BootstrapCI {
   confidence: number;
 }
 
-function resolve(opts: BootstrapOptions): Required<BootstrapOptions> {
+/** The options with their defaults, checked (shared with cluster-bootstrap.ts). */
+export function resolveBootstrap(opts: BootstrapOptions): Required<BootstrapOptions> {
   const { iterations = 1000, confidence = 0.95, seed = 1 } = opts;
   if (!Number.isInteger(iterations) || iterations < 1) {
     throw new RangeError(`bootstrap iterations must be an integer ≥ 1 (1000 is typical), got ${iterations}`);
@@ -80,7 +81,8 @@ function resampler(sorted: Float64Array, p: number, rng: Rng): () => number {
   };
 }
 
-function interval(estimates: Float64Array, estimate: number, o: Required<BootstrapOptions>): BootstrapCI {
+/** The percentile interval of the resampled `estimates` (sorted in place) around `estimate`. */
+export function bootstrapInterval(estimates: Float64Array, estimate: number, o: Required<BootstrapOptions>): BootstrapCI {
   estimates.sort();
   const pct = o.confidence * 100; // 0.95 → exactly 95, so the tails are exactly 2.5 and 97.5
   return {
@@ -92,7 +94,8 @@ function interval(estimates: Float64Array, estimate: number, o: Required<Bootstr
   };
 }
 
-function nanCI(o: Required<BootstrapOptions>): BootstrapCI {
+/** An interval of NaNs, for an empty sample. */
+export function nanCI(o: Required<BootstrapOptions>): BootstrapCI {
   return { estimate: NaN, lo: NaN, hi: NaN, iterations: o.iterations, confidence: o.confidence };
 }
 
@@ -105,14 +108,14 @@ function nanCI(o: Required<BootstrapOptions>): BootstrapCI {
  */
 export function bootstrapPercentileCI(values: ArrayLike<number>, p: number, opts: BootstrapOptions = {}): BootstrapCI {
   checkPercentile(p);
-  const o = resolve(opts);
+  const o = resolveBootstrap(opts);
   const sorted = values.length === 0 ? undefined : sortedCopy(values);
   if (!sorted) return nanCI(o);
   const rng = seededRng(o.seed);
   const draw = resampler(sorted, p, rng);
   const estimates = new Float64Array(o.iterations);
   for (let i = 0; i < o.iterations; i++) estimates[i] = draw();
-  return interval(estimates, percentileOfSorted(sorted, p), o);
+  return bootstrapInterval(estimates, percentileOfSorted(sorted, p), o);
 }
 
 /**
@@ -124,7 +127,7 @@ export function bootstrapPercentileCI(values: ArrayLike<number>, p: number, opts
  */
 export function bootstrapDiffCI(a: ArrayLike<number>, b: ArrayLike<number>, p: number, opts: BootstrapOptions = {}): BootstrapCI {
   checkPercentile(p);
-  const o = resolve(opts);
+  const o = resolveBootstrap(opts);
   const sa = a.length === 0 ? undefined : sortedCopy(a);
   const sb = b.length === 0 ? undefined : sortedCopy(b);
   if (!sa || !sb) return nanCI(o);
@@ -136,5 +139,5 @@ export function bootstrapDiffCI(a: ArrayLike<number>, b: ArrayLike<number>, p: n
     const pa = drawA();
     estimates[i] = drawB() - pa;
   }
-  return interval(estimates, percentileOfSorted(sb, p) - percentileOfSorted(sa, p), o);
+  return bootstrapInterval(estimates, percentileOfSorted(sb, p) - percentileOfSorted(sa, p), o);
 }
