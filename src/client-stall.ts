@@ -19,6 +19,14 @@ export interface ClientStall {
   othersLoad1m: number;
   /** CPU time stolen by the VM's host over the run, % of all CPU time (`/proc/stat`); absent where unreadable. */
   stealPercent?: number;
+  /**
+   * Whose CPU "own work" counts: `thread`, the watching thread alone (`/proc/thread-self/schedstat`,
+   * Linux), or, when absent, the whole process (`process.cpuUsage()`, every thread: runs saved before).
+   */
+  cpuOf?: 'thread';
+  /** With `cpuOf: 'thread'`: the thread's CPU over the run, % of one core, and its time runnable but waiting for a core, ms. */
+  threadCpuPercent?: number;
+  threadWaitMs?: number;
 }
 
 /** One worker thread's verdict in `summary.health.workers` (runs with `workers > 1`, src/runner/worker-health.ts). */

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { calibrationVerdict } from '../src/calibrate/calibrate-result';
 import { assessClientHealth, type ClientHealthNumbers } from '../src/runner/health';
@@ -116,6 +118,27 @@ describe('startStallWatch (real)', () => {
     expect(s.othersLoad1m).toBeGreaterThanOrEqual(0);
     expect(w.stop()).toBe(s);
   });
+
+  it.skipIf(!existsSync('/proc/thread-self/schedstat'))(
+    "a loop that sleeps while another thread of the process works is not blamed on its own work (the thread's own CPU)",
+    async () => {
+      // A busy worker thread: process.cpuUsage() counts it, the watching thread's schedstat does not.
+      const busy = new Worker('const t = Date.now(); while (Date.now() - t < 1500);', { eval: true });
+      const w = startStallWatch();
+      const nap = new Int32Array(new SharedArrayBuffer(4));
+      for (let block = 0; block < 6; block++) {
+        Atomics.wait(nap, 0, 0, 40); // the loop is late by 40 ms, off the CPU
+        await new Promise((r) => setTimeout(r, 15));
+      }
+      const s = w.stop();
+      await busy.terminate();
+      expect(s.cpuOf).toBe('thread');
+      expect(s.lateMs.otherProcesses).toBeGreaterThan(100);
+      expect(s.lateMs.ownCpu).toBeLessThan(s.lateMs.otherProcesses);
+      expect(s.threadCpuPercent).toBeLessThan(50);
+      expect(stallSentence(s, 150, 2)).toMatch(/other threads or processes took the CPU/);
+    },
+  );
 });
 
 describe('the calibration verdict names the cause of a pass that fell behind', () => {

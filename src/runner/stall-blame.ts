@@ -5,7 +5,8 @@
  * verdict must not guess it from the run's average CPU alone.
  *
  * How: a 10 ms ticker reads, for every interval, its own lateness (wall time beyond 10 ms),
- * this process's CPU in that interval (`process.cpuUsage`) and the GC pauses that fell in it
+ * this thread's CPU in that interval (`/proc/thread-self/schedstat`, ns precision; where unreadable,
+ * the process's, `process.cpuUsage`) and the GC pauses that fell in it
  * (`perf_hooks` PerformanceObserver `gc` entries). Each interval late by more than
  * {@link LATE_TICK_MS} is classified by {@link classifyTick}:
  * - `gc`: GC pauses cover at least half of the lateness;
@@ -14,14 +15,16 @@
  *   machine that includes the simulator, when it runs here), or the VM's host did (steal).
  * The run's cause is the one with the most late milliseconds. Beside it: the 1-minute load
  * average minus this process's share (its CPU in cores), and the CPU steal from `/proc/stat`
- * where readable. `process.cpuUsage` counts every thread of the process (libuv pool, GC helpers),
- * so a busy helper thread can make a descheduled main thread read as `own-cpu`.
+ * where readable. `process.cpuUsage` counts every thread of the process (libuv pool, GC helpers, and
+ * for a load worker inside a notebook kernel, the kernel's own thread), so it made a descheduled loop
+ * read as `own-cpu`; the thread's own reading does not (`cpuOf: 'thread'` in the result).
  */
 
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import type { ClientStall, StallCause } from '../client-stall';
+import { threadSched } from './thread-cpu';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -82,6 +85,14 @@ function readSteal(): [number, number] | undefined {
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
+/** The watching thread's share over `wallMs` since `sched0`, for the result; nothing where unreadable. */
+function threadShare(sched0: ReturnType<typeof threadSched>, wallMs: number): Partial<ClientStall> {
+  const sched1 = threadSched();
+  if (!sched0 || !sched1 || !(wallMs > 0)) return {};
+  const cpu = sched1.cpuMs - sched0.cpuMs;
+  return { cpuOf: 'thread', threadCpuPercent: r2((cpu / wallMs) * 100), threadWaitMs: r2(sched1.waitMs - sched0.waitMs) };
+}
+
 /** A running stall watch; `stop()` may be called more than once (later calls return the first result). */
 export interface StallWatch {
   stop(): ClientStall;
@@ -106,9 +117,17 @@ export function startStallWatch(): StallWatch {
   const steal0 = readSteal();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
+  const sched0 = threadSched();
+  // This thread's CPU so far, ms (the process's where the thread's is unreadable).
+  const ownCpuMs = sched0
+    ? () => threadSched()?.cpuMs ?? Number.NaN
+    : () => {
+        const c = process.cpuUsage();
+        return (c.user + c.system) / 1000;
+      };
   const loads: number[] = [loadavg()[0] ?? 0];
   let lastT = t0;
-  let lastCpu = cpu0;
+  let lastCpu = ownCpuMs();
   let ticks = 0;
   // GC entries reach the observer after the pause, so an interval is judged one tick later.
   let pending: { fromMs: number; toMs: number; lateMs: number; cpuMs: number } | undefined;
@@ -121,9 +140,9 @@ export function startStallWatch(): StallWatch {
   };
   const timer = setInterval(() => {
     const t = performance.now();
-    const cpu = process.cpuUsage();
+    const cpu = ownCpuMs();
     judgePending();
-    const cpuMs = (cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 1000;
+    const cpuMs = cpu - lastCpu;
     if (t - lastT - TICK_MS > LATE_TICK_MS) pending = { fromMs: lastT, toMs: t, lateMs: t - lastT - TICK_MS, cpuMs };
     if (gcPauses.length > 256) gcPauses.splice(0, gcPauses.length - 64);
     if (++ticks % 100 === 0) loads.push(loadavg()[0] ?? 0);
@@ -152,6 +171,7 @@ export function startStallWatch(): StallWatch {
         gcPauseMaxMs: r2(gcMax),
         othersLoad1m: r2(Math.max(0, meanLoad - ourCores)),
         ...(steal0 && steal1 && dTotal > 0 ? { stealPercent: r2(((steal1[0] - steal0[0]) / dTotal) * 100) } : {}),
+        ...threadShare(sched0, wallMs),
       };
       return result;
     },
@@ -176,15 +196,17 @@ export function stallSentence(s: ClientStall, cpuPercent: number, cores: number)
     case 'gc':
       return `Cause: garbage collection (${gc}; ${split}). Run fewer streams per process, or shorter runs.`;
     case 'own-cpu':
-      return (
-        `Cause: this process's own work (${split}; ${Math.round(cpuPercent)} % of a core over the run). ` +
-        'Run fewer streams per process.'
-      );
+      return s.cpuOf === 'thread'
+        ? `Cause: this thread's own work (${split}; the thread used ${Math.round(s.threadCpuPercent ?? 0)} % of a core over the run). ` +
+            'Run fewer streams per thread (more workers).'
+        : `Cause: this process's own work (${split}; ${Math.round(cpuPercent)} % of a core over the run). ` +
+            'Run fewer streams per process.';
     case 'other-processes':
-      return (
-        `Cause: other processes took the CPU (${split}; ${others}). ` +
-        'The simulator counts when it runs on this machine. Close other busy programs.'
-      );
+      return s.cpuOf === 'thread'
+        ? `Cause: other threads or processes took the CPU (${split}; the thread waited ${f1(s.threadWaitMs ?? 0)} ms for a core; ${others}). ` +
+            'The notebook kernel, the simulator and other programs on this machine count. Close other busy programs.'
+        : `Cause: other processes took the CPU (${split}; ${others}). ` +
+            'The simulator counts when it runs on this machine. Close other busy programs.';
     default:
       return `Cause not found: no 10 ms interval was late by more than ${LATE_TICK_MS} ms (${gc}; ${others}).`;
   }
