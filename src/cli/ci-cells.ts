@@ -6,8 +6,7 @@
  * independent, so its interval resamples requests, each with all its gaps (src/stats/cluster-bootstrap.ts).
  */
 
-import { bootstrapPercentileCI } from '../stats/bootstrap';
-import { bootstrapClusterPercentileCI, type Groups } from '../stats/cluster-bootstrap';
+import { bootstrapSampleCI, type Groups } from '../stats/cluster-bootstrap';
 
 /** The bootstrap settings of `--ci`. */
 export const CI_OPTIONS = { iterations: 1000, confidence: 0.95, seed: 1 } as const;
@@ -24,6 +23,6 @@ const num = (x: number | null): string => (x === null || Number.isNaN(x) ? '–'
  */
 export function ciCell(values: readonly number[] | undefined, p: number, point: number, groups?: Groups): string {
   if (values === undefined || values.length === 0) return num(point);
-  const ci = groups ? bootstrapClusterPercentileCI(groups, p, CI_OPTIONS) : bootstrapPercentileCI(values, p, CI_OPTIONS);
+  const ci = bootstrapSampleCI({ values, ...(groups ? { groups } : {}) }, p, CI_OPTIONS);
   return `${num(point)} (${num(ci.lo)}–${num(ci.hi)})`;
 }

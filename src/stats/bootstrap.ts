@@ -81,8 +81,29 @@ function resampler(sorted: Float64Array, p: number, rng: Rng): () => number {
   };
 }
 
-/** The percentile interval of the resampled `estimates` (sorted in place) around `estimate`. */
-export function bootstrapInterval(estimates: Float64Array, estimate: number, o: Required<BootstrapOptions>): BootstrapCI {
+/** The interval of `o.iterations` draws of `draw` (one resample's statistic each) around `estimate`. */
+export function resampledCI(draw: () => number, estimate: number, o: Required<BootstrapOptions>): BootstrapCI {
+  const estimates = new Float64Array(o.iterations);
+  for (let i = 0; i < o.iterations; i++) estimates[i] = draw();
+  return interval(estimates, estimate, o);
+}
+
+/** The interval of `drawB() − drawA()` over `o.iterations` draws (A drawn first each time) around `estimate`. */
+export function resampledDiffCI(
+  drawA: () => number,
+  drawB: () => number,
+  estimate: number,
+  o: Required<BootstrapOptions>,
+): BootstrapCI {
+  const estimates = new Float64Array(o.iterations);
+  for (let i = 0; i < o.iterations; i++) {
+    const pa = drawA();
+    estimates[i] = drawB() - pa;
+  }
+  return interval(estimates, estimate, o);
+}
+
+function interval(estimates: Float64Array, estimate: number, o: Required<BootstrapOptions>): BootstrapCI {
   estimates.sort();
   const pct = o.confidence * 100; // 0.95 → exactly 95, so the tails are exactly 2.5 and 97.5
   return {
@@ -111,11 +132,7 @@ export function bootstrapPercentileCI(values: ArrayLike<number>, p: number, opts
   const o = resolveBootstrap(opts);
   const sorted = values.length === 0 ? undefined : sortedCopy(values);
   if (!sorted) return nanCI(o);
-  const rng = seededRng(o.seed);
-  const draw = resampler(sorted, p, rng);
-  const estimates = new Float64Array(o.iterations);
-  for (let i = 0; i < o.iterations; i++) estimates[i] = draw();
-  return bootstrapInterval(estimates, percentileOfSorted(sorted, p), o);
+  return resampledCI(resampler(sorted, p, seededRng(o.seed)), percentileOfSorted(sorted, p), o);
 }
 
 /**
@@ -132,12 +149,6 @@ export function bootstrapDiffCI(a: ArrayLike<number>, b: ArrayLike<number>, p: n
   const sb = b.length === 0 ? undefined : sortedCopy(b);
   if (!sa || !sb) return nanCI(o);
   const rng = seededRng(o.seed);
-  const drawA = resampler(sa, p, rng);
-  const drawB = resampler(sb, p, rng);
-  const estimates = new Float64Array(o.iterations);
-  for (let i = 0; i < o.iterations; i++) {
-    const pa = drawA();
-    estimates[i] = drawB() - pa;
-  }
-  return bootstrapInterval(estimates, percentileOfSorted(sb, p) - percentileOfSorted(sa, p), o);
+  const estimate = percentileOfSorted(sb, p) - percentileOfSorted(sa, p);
+  return resampledDiffCI(resampler(sa, p, rng), resampler(sb, p, rng), estimate, o);
 }

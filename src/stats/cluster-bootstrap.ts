@@ -16,9 +16,10 @@
 import { seededRng, type Rng } from '../rng';
 import {
   bootstrapDiffCI,
-  bootstrapInterval,
   bootstrapPercentileCI,
   nanCI,
+  resampledCI,
+  resampledDiffCI,
   resolveBootstrap,
   type BootstrapCI,
   type BootstrapOptions,
@@ -98,10 +99,7 @@ export function bootstrapClusterPercentileCI(groups: Groups, p: number, opts: Bo
   const o = resolveBootstrap(opts);
   const pooled = pool(groups);
   if (!pooled) return nanCI(o);
-  const draw = clusterResampler(pooled, p, seededRng(o.seed));
-  const estimates = new Float64Array(o.iterations);
-  for (let i = 0; i < o.iterations; i++) estimates[i] = draw();
-  return bootstrapInterval(estimates, percentileOfSorted(pooled.sorted, p), o);
+  return resampledCI(clusterResampler(pooled, p, seededRng(o.seed)), percentileOfSorted(pooled.sorted, p), o);
 }
 
 /**
@@ -116,14 +114,8 @@ export function bootstrapClusterDiffCI(a: Groups, b: Groups, p: number, opts: Bo
   const pb = pool(b);
   if (!pa || !pb) return nanCI(o);
   const rng = seededRng(o.seed);
-  const drawA = clusterResampler(pa, p, rng);
-  const drawB = clusterResampler(pb, p, rng);
-  const estimates = new Float64Array(o.iterations);
-  for (let i = 0; i < o.iterations; i++) {
-    const va = drawA();
-    estimates[i] = drawB() - va;
-  }
-  return bootstrapInterval(estimates, percentileOfSorted(pb.sorted, p) - percentileOfSorted(pa.sorted, p), o);
+  const estimate = percentileOfSorted(pb.sorted, p) - percentileOfSorted(pa.sorted, p);
+  return resampledDiffCI(clusterResampler(pa, p, rng), clusterResampler(pb, p, rng), estimate, o);
 }
 
 /** One side of a comparison: its values, and optionally the same values by group. */
