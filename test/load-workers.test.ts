@@ -243,6 +243,36 @@ describe('runLoad with 2 workers', () => {
   });
 });
 
+describe('a worker that dies mid-run (LOADLAB_TEST_WORKER_CRASH, as a crash would)', () => {
+  it("fails the run but keeps a record for every request sent: the dead worker's as aborted, the others' as they ended", async () => {
+    const s = await server(20, 10); // 200 ms streams: requests are in flight when the worker dies
+    const out = join(tmp, 'crash');
+    process.env.LOADLAB_TEST_WORKER_CRASH = '1:3';
+    let err: unknown;
+    try {
+      await runLoad({ baseUrl: s.url, shape: closedLoop(4), workers: 2, requests: 20, workload: [spec], out, progress: false });
+    } catch (e) {
+      err = e;
+    } finally {
+      delete process.env.LOADLAB_TEST_WORKER_CRASH;
+    }
+    expect(String(err)).toMatch(/worker 1 failed: exited with code 70/);
+    const saved = loadRun(out);
+    expect(saved.manifest.status).toBe('failed');
+    const ids = saved.records.map((x) => x.requestId);
+    expect(new Set(ids).size).toBe(ids.length); // nothing twice
+    expect(new Set(saved.records.map((x) => x.index)).size).toBe(ids.length);
+    // every request the server saw has its record on disk
+    for (const q of (await s.stats()).recent) expect(ids).toContain(q.requestId);
+    const lost = saved.records.filter((x) => /worker 1 failed with this request in flight/.test(x.error?.message ?? ''));
+    expect(lost.length).toBeGreaterThanOrEqual(1); // its 1st and 2nd requests were still streaming
+    expect(lost.every((x) => x.error?.code === 'aborted' && !x.ok && x.chunkMs.length === 0)).toBe(true);
+    expect(lost.every((x) => x.startMs >= x.intendedStartMs && x.endMs >= x.startMs)).toBe(true);
+    // worker 0 was stopped, not killed: its requests ended as records of its own (ok, or aborted with timings)
+    expect(saved.records.some((x) => x.ok)).toBe(true);
+  });
+});
+
 describe('SIGINT during a run with workers (Ctrl-C, or "interrupt kernel" in a notebook)', () => {
   it('stops every worker, keeps their in-flight records as aborted, writes interrupted, and the process exits', () => {
     const out = join(tmp, 'sigint');

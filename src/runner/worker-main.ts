@@ -40,11 +40,16 @@ function start(init: WorkerInit): void {
     ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
     ...(init.headers !== undefined ? { headers: init.headers } : {}),
   });
+  const crashAfter = testCrashAfter(init.worker);
+  let sent = 0;
   // As ./runner-sender, but a record is posted to the main thread, not kept here (it keeps them all).
   const fire: Fire = async (index, spec, due, warm) => {
     if (stop.signal.aborted) return undefined;
-    post({ t: 'sent' });
-    const meta = { index, warmup: warm, intendedStartMs: due, requestId: `${init.idPrefix}-${index}`, signal: stop.signal };
+    const requestId = `${init.idPrefix}-${index}`;
+    const tag = spec.tag !== undefined ? { tag: spec.tag } : {};
+    post({ t: 'sent', index, requestId, warmup: warm, api: spec.api ?? 'chat', ...tag, intendedStartMs: due, sentMs: now() });
+    if (++sent === crashAfter) process.exit(CRASH_EXIT_CODE);
+    const meta = { index, warmup: warm, intendedStartMs: due, requestId, signal: stop.signal };
     const record = await client.send(spec, meta);
     post({ t: 'record', record });
     return record;
@@ -75,6 +80,19 @@ function start(init: WorkerInit): void {
     }
   });
   post({ t: 'ready' });
+}
+
+/** The exit code of a crash provoked by `LOADLAB_TEST_WORKER_CRASH`. */
+const CRASH_EXIT_CODE = 70;
+
+/**
+ * A test hook: `LOADLAB_TEST_WORKER_CRASH=<worker>:<k>` ends worker `<worker>`'s thread at once
+ * (`process.exit` in a worker ends the thread only) when it sends its k-th request, as a crash
+ * would, with requests in flight. Never set outside tests (test/load-workers.test.ts).
+ */
+function testCrashAfter(worker: number): number | undefined {
+  const m = /^(\d+):(\d+)$/.exec(process.env.LOADLAB_TEST_WORKER_CRASH ?? '');
+  return m && Number(m[1]) === worker ? Number(m[2]) : undefined;
 }
 
 type Fire = (index: number, spec: RequestSpec, due: number, warm: boolean) => Promise<RequestRecord | undefined>;

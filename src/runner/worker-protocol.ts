@@ -3,7 +3,7 @@
  * (`./worker-main`). Every message is structured-cloned; records travel whole.
  */
 
-import type { RequestRecord, RequestSpec } from '../types';
+import type { Api, RequestRecord, RequestSpec } from '../types';
 import type { ClientHealth } from './health';
 
 /** What a worker is started with (`workerData`). */
@@ -49,7 +49,19 @@ export type ToWorker = { t: 'warmup'; index: number; spec: RequestSpec } | { t: 
 /** Worker → main. */
 export type FromWorker =
   | { t: 'ready' }
-  | { t: 'sent' }
+  | {
+      /** A request is about to be sent: the main thread writes its record itself if this worker dies first. */
+      t: 'sent';
+      index: number;
+      requestId: string;
+      warmup: boolean;
+      api: Api;
+      tag?: string;
+      /** Run-clock ms, as the record's. */
+      intendedStartMs: number;
+      /** Run-clock ms at this message: the record's `startMs` is a little later. */
+      sentMs: number;
+    }
   | { t: 'record'; record: RequestRecord }
   | { t: 'warmup-skipped' }
   | {
