@@ -75,6 +75,36 @@ describe('assessSimLateness (pure)', () => {
   });
 });
 
+describe('assessSimLateness names what the CPU figures show', () => {
+  const base = { wallMs: 20_000, threadCpuPercent: 24.6, threadWaitMs: 350 };
+  const why = (cpu: Parameters<typeof assessSimLateness>[2]) => assessSimLateness(3.2, 2, cpu).reasons[0];
+  it('the figures of the interval, and the late steps split by cause', () => {
+    const w = why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 120.4, other: 30 } });
+    expect(w).toContain("Over the run's 20.0 s, its engine thread used 25 % of a core, waited 350 ms in all for a core");
+    expect(w).toContain("the VM's host took 0.1 % of this machine's CPU (steal)");
+    expect(w).toContain('late by 150 ms in all: 120 ms waiting for a core (other programs or threads here), 30 ms running');
+    expect(w).toMatch(/Close other busy programs \(or notebook cells\), or run fewer streams\.$/);
+  });
+  it('late while running, with steal: the hypervisor, which nothing here can change', () => {
+    const w = why({ ...base, stealPercent: 2.19, lateMs: { waitingForCpu: 10, other: 200 } });
+    expect(w).toContain("the VM's host took 2.2 % of this machine's CPU (steal)");
+    expect(w).toMatch(/nothing here can change it; rerun later, or read the ITL\/TPOT tails as upper bounds\.$/);
+  });
+  it('late while running, no steal: its own work', () => {
+    expect(why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 10, other: 200 } })).toMatch(/Run fewer streams\.$/);
+  });
+  it('no late-step figures: steal named when it is there, and the generic advice', () => {
+    const w = why({ ...base, stealPercent: 1 });
+    expect(w).toContain('nothing here can change it');
+    expect(w).toMatch(/Close other busy programs/);
+    expect(why({ ...base, stealPercent: 0.2 })).not.toContain('nothing here can change it');
+  });
+  it('no figures at all (a server without them): the generic advice; the figures ride along unflagged too', () => {
+    expect(assessSimLateness(3.2).reasons[0]).toMatch(/read high\. Close other busy programs/);
+    expect(assessSimLateness(1, 2, base)).toEqual({ p99Ms: 1, simBehind: false, reasons: [], cpu: base });
+  });
+});
+
 describe('startSimLatenessWatch', () => {
   /** The lateness histogram as the simulator renders it, with cumulative bucket counts. */
   const text = (counts: number[]) =>
@@ -114,6 +144,38 @@ describe('startSimLatenessWatch', () => {
       expect(v.p99Ms).toBeCloseTo(9.5, 6);
       expect(v.simBehind).toBe(true);
       expect(v.reasons[0]).toContain('step lateness p99 9.5 ms > 2 ms');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("reads the engine thread's CPU, its wait and the host's steal over the same interval", async () => {
+    const counters = (cpu: number, wait: number, host: number, steal: number) =>
+      [
+        ['loadlab:sim_thread_cpu_seconds', cpu],
+        ['loadlab:sim_thread_wait_seconds', wait],
+        ['loadlab:sim_host_cpu_seconds', host],
+        ['loadlab:sim_host_steal_seconds', steal],
+      ]
+        .map(([n, v]) => `# TYPE ${n}_total counter\n${n}_total{engine="0"} ${v}\n`)
+        .join('') +
+      '# TYPE loadlab:sim_late_step_seconds_total counter\n' +
+      `loadlab:sim_late_step_seconds_total{cause="waiting_for_cpu",engine="0"} ${wait / 10}\n` +
+      `loadlab:sim_late_step_seconds_total{cause="other",engine="0"} ${steal / 10}\n`;
+    const s = await metricsServer([
+      text([100, 100, 100, 100, 100]) + counters(10, 1, 1000, 5),
+      text([190, 190, 190, 200, 200]) + counters(10.5, 1.3, 1040, 5.8),
+    ]);
+    try {
+      const v = await (await startSimLatenessWatch(s.url)).finish();
+      const wall = v.cpu!.wallMs;
+      expect(wall).toBeGreaterThan(0);
+      expect(v.cpu!.threadCpuPercent! / (((0.5 * 1000) / wall) * 100)).toBeCloseTo(1, 2); // 0.5 s of CPU over the wall
+      expect(v.cpu!.threadWaitMs).toBeCloseTo(300, 6);
+      expect(v.cpu!.stealPercent).toBeCloseTo(2, 6); // 0.8 s of 40 s
+      expect(v.reasons[0]).toContain("the VM's host took 2.0 % of this machine's CPU (steal)");
+      expect(v.cpu!.lateMs!.waitingForCpu).toBeCloseTo(30, 6);
+      expect(v.cpu!.lateMs!.other).toBeCloseTo(80, 6);
     } finally {
       await s.close();
     }

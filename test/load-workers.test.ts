@@ -12,7 +12,7 @@ import { runCommand } from '../src/cli/run';
 import { loadRun } from '../src/run/loader';
 import { runLoad } from '../src/runner/runner';
 import type { ClientHealth } from '../src/runner/health';
-import { threadCpuMs } from '../src/runner/thread-cpu';
+import { threadCpuMs } from '../src/proc/cpu-times';
 import { combineWorkerHealth } from '../src/runner/worker-health';
 import { checkWorkers, roundRobin, splitEvenly } from '../src/runner/worker-split';
 import { arrivalOffsets } from '../src/schedule/arrivals';

@@ -5,6 +5,10 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePrometheus, pickValue } from '../src/observe/prometheus';
+import { SIM_CPU_SERIES } from '../src/wire/sim-series';
+import { hostCpu, threadSched } from '../src/proc/cpu-times';
+import { simCpuShare } from '../src/runner/sim-lateness';
 import { startSim, type SimHandle } from '../src/sim/start';
 
 let sim: SimHandle;
@@ -311,6 +315,30 @@ describe('simulated vLLM over HTTP', () => {
     expect(after[0] - before[0]).toBe(7);
     expect(after[1] - before[1]).toBe(1);
     expect(after[2] - before[2]).toBe(1);
+  });
+
+  it("/metrics says where the engine thread's time went (Linux /proc): counters that only rise", async () => {
+    const read = async () => parsePrometheus(await (await fetch(`${sim.baseUrl}/metrics`)).text());
+    const a = await read();
+    await json(post('/v1/completions', { prompt: 'Count to ten', max_tokens: 7, ignore_eos: true }));
+    const b = await read();
+    const names = Object.values(SIM_CPU_SERIES).map((n) => `${n}_total`);
+    if (threadSched() === undefined || hostCpu() === undefined) {
+      for (const n of names) expect(pickValue(b, n)).toBeUndefined(); // unreadable here: left out, never 0
+      return;
+    }
+    for (const n of names) {
+      expect(pickValue(a, n)).toBeGreaterThanOrEqual(0);
+      expect(pickValue(b, n)).toBeGreaterThanOrEqual(pickValue(a, n)!);
+    }
+    for (const cause of ['waiting_for_cpu', 'other']) {
+      expect(pickValue(b, 'loadlab:sim_late_step_seconds_total', { cause })).toBeGreaterThanOrEqual(0);
+    }
+    const share = simCpuShare(b, a, 1000)!;
+    expect(share.threadCpuPercent).toBeGreaterThan(0); // the request and the scrape ran on the engine thread
+    expect(share.threadWaitMs).toBeGreaterThanOrEqual(0);
+    expect(share.stealPercent).toBeGreaterThanOrEqual(0);
+    expect(share.stealPercent).toBeLessThanOrEqual(100);
   });
 
   it('serves the official openai client (streamed chat)', async () => {

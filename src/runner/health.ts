@@ -13,18 +13,22 @@
  * - stall: who made the loop late, this process's work, garbage collection or other processes
  *   (`./stall-blame`); the warning names it.
  * The simulator reports its own clock discipline (`loadlab:sim_step_lateness_seconds`);
- * {@link assessSimLateness} turns its p99 into the same kind of verdict.
+ * `./sim-lateness` turns its p99 into the same kind of verdict (re-exported here).
  */
 
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { serverRoot, type TargetAuth } from '../client/url';
-import { httpGet } from '../client/http-get';
-import { parsePrometheus, type MetricFamily } from '../observe/prometheus';
-import { simLatenessMs } from '../observe/vllm-metrics';
 import { startStallWatch, stallSentence, type ClientStall } from './stall-blame';
 
 export type { ClientStall, StallCause } from './stall-blame';
+export {
+  assessSimLateness,
+  SIM_LATENESS_THRESHOLD_MS,
+  type SimCpuShare,
+  type SimLatenessVerdict,
+  type SimLatenessWatch,
+  startSimLatenessWatch,
+} from './sim-lateness';
 
 /** Client health over a run (all times ms). */
 export interface ClientHealth {
@@ -64,9 +68,6 @@ export interface HealthThresholds {
 
 /** Defaults: delay p99 5 ms, CPU 90 % of one core. */
 export const DEFAULT_HEALTH_THRESHOLDS: Readonly<HealthThresholds> = Object.freeze({ delayP99Ms: 5, cpuPercent: 90 });
-
-/** Simulator step lateness p99 above which its timings are less faithful, ms (as the simulator's own warning). */
-export const SIM_LATENESS_THRESHOLD_MS = 2;
 
 /** Runs shorter than this are not judged on CPU: a few ms of start-up work read as 100 %. */
 const MIN_WALL_FOR_CPU_MS = 500;
@@ -154,76 +155,4 @@ export function assessClientHealth(
     );
   }
   return { clientBound: reasons.length > 0, reasons };
-}
-
-/** The verdict on the simulator's own timing. */
-export interface SimLatenessVerdict {
-  /** Step lateness p99 over the run, ms (undefined when unknown: not the simulator, or no steps). */
-  p99Ms: number | undefined;
-  /** True when p99 > the threshold: the simulator fell behind real time. */
-  simBehind: boolean;
-  reasons: string[];
-}
-
-/**
- * The verdict on the simulator's step lateness p99 (from the `loadlab:sim_step_lateness_seconds`
- * histogram delta between a scrape before and one after the run; `simLatenessMs(after, before)` in
- * `src/observe/vllm-metrics.ts` computes it). Undefined p99 (a real vLLM) is never flagged. Pure.
- * @param thresholdMs default {@link SIM_LATENESS_THRESHOLD_MS} (2 ms).
- */
-export function assessSimLateness(
-  p99Ms: number | undefined,
-  thresholdMs: number = SIM_LATENESS_THRESHOLD_MS,
-): SimLatenessVerdict {
-  if (p99Ms === undefined || !Number.isFinite(p99Ms) || p99Ms <= thresholdMs) {
-    return { p99Ms, simBehind: false, reasons: [] };
-  }
-  return {
-    p99Ms,
-    simBehind: true,
-    reasons: [
-      `The simulator fell behind real time: its step lateness p99 ${f1(p99Ms)} ms > ${thresholdMs} ms, so every ` +
-        `token arrived up to that much later than the modelled GPU would send it, and ITL and TPOT read high. ` +
-        `Close other busy programs (or notebook cells), or run fewer streams.`,
-    ],
-  };
-}
-
-/** Reads the simulator's lateness over a run: one `/metrics` scrape now, one at `finish()`. */
-export interface SimLatenessWatch {
-  /** Scrape again; the verdict on the p99 lateness between the two scrapes (never throws). */
-  finish(): Promise<SimLatenessVerdict>;
-}
-
-async function scrapeFamilies(root: string, timeoutMs: number, auth: TargetAuth): Promise<MetricFamily[] | undefined> {
-  try {
-    const res = await httpGet(`${root}/metrics`, { timeoutMs, ...auth });
-    return res.status === 200 ? parsePrometheus(res.text) : undefined;
-  } catch {
-    return undefined; // no /metrics (or not Prometheus text): nothing to judge, never fatal
-  }
-}
-
-/**
- * Start watching the simulator's step lateness over a run (call before the load, `finish()` after):
- * the p99 of `loadlab:sim_step_lateness_seconds` between the two scrapes, judged by
- * {@link assessSimLateness}. Against a real vLLM (no such series) or an unreachable `/metrics`
- * the verdict has `p99Ms` undefined and is never flagged.
- * @param baseUrl server root (a trailing `/v1` is ignored).
- * @param opts.thresholdMs default 2; `opts.timeoutMs` per scrape, default 2000; `opts.auth`: the run's key and headers.
- */
-export async function startSimLatenessWatch(
-  baseUrl: string,
-  opts: { thresholdMs?: number; timeoutMs?: number; auth?: TargetAuth } = {},
-): Promise<SimLatenessWatch> {
-  const root = serverRoot(baseUrl);
-  const timeoutMs = opts.timeoutMs ?? 2000;
-  const auth = opts.auth ?? {};
-  const before = await scrapeFamilies(root, timeoutMs, auth);
-  return {
-    async finish() {
-      const after = before ? await scrapeFamilies(root, timeoutMs, auth) : undefined;
-      return assessSimLateness(after ? simLatenessMs(after, before) : undefined, opts.thresholdMs);
-    },
-  };
 }

@@ -20,11 +20,10 @@
  * read as `own-cpu`; the thread's own reading does not (`cpuOf: 'thread'` in the result).
  */
 
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import type { ClientStall, StallCause } from '../client-stall';
-import { threadSched } from './thread-cpu';
+import { type HostCpu, hostCpu, threadSched } from '../proc/cpu-times';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -72,18 +71,13 @@ export function stallCause(lateMs: ClientStall['lateMs']): StallCause {
   return ranked[0][1] > 0 ? ranked[0][0] : 'none';
 }
 
-/** `[steal, total]` jiffies of all CPUs from `/proc/stat`, or undefined where unreadable. */
-function readSteal(): [number, number] | undefined {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
-    if (cpu.length < 8 || cpu.some((x) => !Number.isFinite(x))) return undefined;
-    return [cpu[7], cpu.reduce((s, x) => s + x, 0)];
-  } catch {
-    return undefined;
-  }
-}
-
 const r2 = (x: number) => Math.round(x * 100) / 100;
+
+/** The hypervisor's share of the machine's CPU between two readings, %; nothing where unreadable. */
+export function stealShare(h0: HostCpu | undefined, h1: HostCpu | undefined): { stealPercent?: number } {
+  const total = h0 && h1 ? h1.totalMs - h0.totalMs : 0;
+  return h0 && h1 && total > 0 ? { stealPercent: r2(((h1.stealMs - h0.stealMs) / total) * 100) } : {};
+}
 
 /** The watching thread's share over `wallMs` since `sched0`, for the result; nothing where unreadable. */
 function threadShare(sched0: ReturnType<typeof threadSched>, wallMs: number): Partial<ClientStall> {
@@ -114,7 +108,7 @@ export function startStallWatch(): StallWatch {
     }
   });
   observer.observe({ entryTypes: ['gc'] });
-  const steal0 = readSteal();
+  const host0 = hostCpu();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const sched0 = threadSched();
@@ -161,8 +155,7 @@ export function startStallWatch(): StallWatch {
       const cpu = process.cpuUsage(cpu0);
       const ourCores = wallMs > 0 ? (cpu.user + cpu.system) / 1000 / wallMs : 0;
       const meanLoad = loads.reduce((s, x) => s + x, 0) / loads.length;
-      const steal1 = readSteal();
-      const dTotal = steal0 && steal1 ? steal1[1] - steal0[1] : 0;
+      const host1 = hostCpu();
       result = {
         cause: stallCause(lateMs),
         lateMs: { ownCpu: r2(lateMs.ownCpu), gc: r2(lateMs.gc), otherProcesses: r2(lateMs.otherProcesses) },
@@ -170,7 +163,7 @@ export function startStallWatch(): StallWatch {
         gcPauseTotalMs: r2(gcTotal),
         gcPauseMaxMs: r2(gcMax),
         othersLoad1m: r2(Math.max(0, meanLoad - ourCores)),
-        ...(steal0 && steal1 && dTotal > 0 ? { stealPercent: r2(((steal1[0] - steal0[0]) / dTotal) * 100) } : {}),
+        ...stealShare(host0, host1),
         ...threadShare(sched0, wallMs),
       };
       return result;

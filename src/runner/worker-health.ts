@@ -4,7 +4,7 @@
  *   a late worker loop stamps that worker's sends and chunks late.
  * - CPU: Node 20 has no per-thread CPU clock (`process.threadCpuUsage` came in Node 23.9) and
  *   `process.cpuUsage()` counts every thread of the process. So a worker's own CPU is read from
- *   `/proc/thread-self/stat` (./thread-cpu, Linux; absent elsewhere) and judged against one core
+ *   `/proc/thread-self/stat` (src/proc/cpu-times.ts, Linux; absent elsewhere) and judged against one core
  *   (> 90 %: that worker is client-bound); the run's `cpu*` figures are the whole process's, read on the
  *   main thread. A worker's stall blame still reads `process.cpuUsage()`: its `own-cpu` means "this
  *   process's threads", which includes the other workers.

@@ -17,7 +17,7 @@ import { sleepUntil } from '../schedule/pacer';
 import { createPool, settleTasks, type Pool } from '../schedule/pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { startClientHealth } from './health';
-import { threadCpuMs } from './thread-cpu';
+import { threadCpuMs } from '../proc/cpu-times';
 import { threadRunClock } from './thread-clock';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 

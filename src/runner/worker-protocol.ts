@@ -68,7 +68,7 @@ export type FromWorker =
       t: 'done';
       health: ClientHealth;
       latenessMs: number[];
-      /** This thread's own CPU over its measured load, % of one core (./thread-cpu); absent where unreadable. */
+      /** This thread's own CPU over its measured load, % of one core (src/proc/cpu-times.ts); absent where unreadable. */
       threadCpuPercent?: number;
     }
   | { t: 'error'; message: string };

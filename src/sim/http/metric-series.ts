@@ -5,7 +5,10 @@
  * labels and buckets as in `vllm/v1/metrics/loggers.py`) and `metric-v0.ts` (V0 engine, 0.6,
  * `vllm/engine/metrics.py`). Registration order is the order of the rendered text.
  */
+import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../../wire/sim-series';
+import { hostCpu, threadSched } from '../../proc/cpu-times';
 import { FAULT_KINDS, type FaultKind } from './faults';
+import { createLateSteps } from './late-steps';
 import type { Generation } from './generation';
 import type { Histogram, PromRegistry, Scalar } from './prom';
 import type { EngineConfig, EngineStats } from '../engine/types';
@@ -107,6 +110,8 @@ export interface GenerationSeries {
 /** The simulator-only series (`loadlab:` prefix). */
 export interface SimOnlySeries {
   lateness: Histogram;
+  /** Why late steps were late (./late-steps); absent where the engine thread's schedstat is unreadable. */
+  lateSteps?: { observe(latenessMs: number): void };
   counters: CounterReader[];
   faults: Record<FaultKind, Scalar>;
 }
@@ -132,7 +137,43 @@ export function pyBool(b: boolean): string {
   return b ? 'True' : 'False';
 }
 
-/** The `loadlab:` series: step lateness, steps and swapped blocks, injected faults by kind, and `sim_info` (value 1). */
+/**
+ * Where the engine thread's time went, read at each scrape (src/proc/cpu-times.ts), so a client can
+ * tell why steps ended late: the thread's own CPU, its wait for a core, and the whole machine's CPU
+ * and the part its hypervisor took (steal). A series whose source is unreadable here (not Linux) is
+ * left out, never shown as 0.
+ */
+function cpuTimeSeries(reg: PromRegistry): CounterReader[] {
+  const out: CounterReader[] = [];
+  const seconds = (ms: number | undefined) => (ms ?? 0) / 1000;
+  if (threadSched()) {
+    out.push(
+      [
+        reg.counter(SIM_CPU_SERIES.threadCpu, "Simulator only: CPU time of the engine's thread."),
+        () => seconds(threadSched()?.cpuMs),
+      ],
+      [
+        reg.counter(SIM_CPU_SERIES.threadWait, "Simulator only: time the engine's thread was runnable but waited for a CPU."),
+        () => seconds(threadSched()?.waitMs),
+      ],
+    );
+  }
+  if (hostCpu()) {
+    out.push(
+      [
+        reg.counter(SIM_CPU_SERIES.hostCpu, "Simulator only: the machine's CPU time, all CPUs."),
+        () => seconds(hostCpu()?.totalMs),
+      ],
+      [
+        reg.counter(SIM_CPU_SERIES.hostSteal, "Simulator only: the machine's CPU time its hypervisor took (steal)."),
+        () => seconds(hostCpu()?.stealMs),
+      ],
+    );
+  }
+  return out;
+}
+
+/** The `loadlab:` series: step lateness, steps and swapped blocks, CPU times, injected faults by kind, and `sim_info` (value 1). */
 export function simOnlySeries(reg: PromRegistry, facts: SeriesFacts): SimOnlySeries {
   const lateness = reg.histogram(
     'loadlab:sim_step_lateness_seconds',
@@ -150,6 +191,18 @@ export function simOnlySeries(reg: PromRegistry, facts: SeriesFacts): SimOnlySer
       (s) => s.swapInBlocks,
     ],
   ];
+  counters.push(...cpuTimeSeries(reg));
+  const lateSteps = createLateSteps();
+  if (lateSteps) {
+    const help =
+      'Simulator only: lateness of steps more than 1 ms late, by cause (waiting for a CPU, or other: its own work or steal).';
+    for (const [cause, key] of [
+      ['waiting_for_cpu', 'waitingForCpuS'],
+      ['other', 'otherS'],
+    ] as const) {
+      counters.push([reg.counter(SIM_LATE_STEP_SERIES, help, { cause }), () => lateSteps.totals[key]]);
+    }
+  }
   const faults = {} as Record<FaultKind, Scalar>;
   for (const k of FAULT_KINDS) {
     faults[k] = reg.counter(
@@ -166,5 +219,5 @@ export function simOnlySeries(reg: PromRegistry, facts: SeriesFacts): SimOnlySer
       preemption_mode: facts.config.preemptionMode,
     })
     .set(1);
-  return { lateness, counters, faults };
+  return { lateness, counters, faults, ...(lateSteps ? { lateSteps } : {}) };
 }

@@ -1,4 +1,7 @@
 /**
+ * CPU times from Linux's /proc: the calling thread's, and the whole machine's (with the time its
+ * hypervisor took, steal).
+ *
  * CPU time of the calling thread alone. Node 20 has no per-thread CPU clock (`process.threadCpuUsage`
  * came in Node 23.9; `process.cpuUsage()` counts every thread of the process), so on Linux this reads
  * `/proc/thread-self/stat` (utime + stime, fields 14 and 15, see proc(5)) in clock ticks of 1/100 s:
@@ -40,6 +43,28 @@ export function threadSched(): ThreadSched | undefined {
   try {
     const [cpu, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ', 2).map(Number);
     return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6 } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The machine's CPU time over all its CPUs since boot, ms: all of it, and the part its hypervisor took (steal). */
+export interface HostCpu {
+  totalMs: number;
+  stealMs: number;
+}
+
+/**
+ * {@link HostCpu} from the first line of `/proc/stat` (user … steal, fields 1–8, in `USER_HZ` ticks;
+ * proc(5)); undefined where unreadable. Steal is time a virtual machine's CPUs were runnable but the host
+ * ran something else: no program in the VM can see or change it.
+ */
+export function hostCpu(): HostCpu | undefined {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    if (cpu.length < 8 || cpu.some((x) => !Number.isFinite(x))) return undefined;
+    const ms = 1000 / USER_HZ;
+    return { totalMs: cpu.reduce((s, x) => s + x, 0) * ms, stealMs: cpu[7] * ms };
   } catch {
     return undefined;
   }

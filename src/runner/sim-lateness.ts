@@ -1,0 +1,179 @@
+/**
+ * Did the simulator keep real time? It reports its own clock discipline
+ * (`loadlab:sim_step_lateness_seconds`, how late each engine step ended) and where its engine thread's
+ * time went (`loadlab:sim_thread_*` and `loadlab:sim_host_*` seconds, `SIM_CPU_SERIES`). A run scrapes
+ * `/metrics` before and after its load; the p99 lateness between the two scrapes is judged, and a
+ * flagged verdict says what the CPU figures of the same interval show: the engine thread's own work, its
+ * wait for a core (other programs or threads on this machine), or time the VM's host took (steal).
+ */
+
+import { httpGet } from '../client/http-get';
+import { serverRoot, type TargetAuth } from '../client/url';
+import { parsePrometheus, pickValue, type MetricFamily } from '../observe/prometheus';
+import { simLatenessMs } from '../observe/vllm-metrics';
+import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../wire/sim-series';
+
+/** Simulator step lateness p99 above which its timings are less faithful, ms (as the simulator's own warning). */
+export const SIM_LATENESS_THRESHOLD_MS = 2;
+
+/** Where the simulator's engine thread's time went between two scrapes (fields absent where the server has no such series). */
+export interface SimCpuShare {
+  /** Wall time between the two scrapes, ms (the client's clock). */
+  wallMs: number;
+  /** The engine thread's CPU, % of one core. */
+  threadCpuPercent?: number;
+  /** How long the engine thread was runnable but waited for a core, ms. */
+  threadWaitMs?: number;
+  /** The machine's CPU time its hypervisor took (steal), % of all its CPU time. */
+  stealPercent?: number;
+  /**
+   * Lateness of the steps more than 1 ms late, ms in all: while the engine thread waited for a core,
+   * and the rest (its own work, or steal, which a thread cannot see; src/sim/http/late-steps.ts).
+   */
+  lateMs?: { waitingForCpu: number; other: number };
+}
+
+/** The verdict on the simulator's own timing. */
+export interface SimLatenessVerdict {
+  /** Step lateness p99 over the run, ms (undefined when unknown: not the simulator, or no steps). */
+  p99Ms: number | undefined;
+  /** True when p99 > the threshold: the simulator fell behind real time. */
+  simBehind: boolean;
+  reasons: string[];
+  /** Its engine thread's time over the same interval, when the simulator reports it. */
+  cpu?: SimCpuShare;
+}
+
+const f1 = (x: number) => x.toFixed(1);
+const r2 = (x: number) => Math.round(x * 100) / 100;
+
+/** Steal at or above this share of the machine's CPU is named as a cause, %. */
+const STEAL_NAMED_PERCENT = 0.5;
+
+/** What the CPU figures show, and the advice that follows from them (the generic advice when there are none). */
+function cpuSentence(c: SimCpuShare | undefined): string {
+  const generic = 'Close other busy programs (or notebook cells), or run fewer streams.';
+  if (!c) return ` ${generic}`;
+  const seen: string[] = [];
+  if (c.threadCpuPercent !== undefined) seen.push(`its engine thread used ${Math.round(c.threadCpuPercent)} % of a core`);
+  if (c.threadWaitMs !== undefined) seen.push(`waited ${Math.round(c.threadWaitMs)} ms in all for a core`);
+  if (c.stealPercent !== undefined) seen.push(`the VM's host took ${f1(c.stealPercent)} % of this machine's CPU (steal)`);
+  let text = seen.length > 0 ? ` Over the run's ${f1(c.wallMs / 1000)} s, ${seen.join(', ')}.` : '';
+  const steal = (c.stealPercent ?? 0) >= STEAL_NAMED_PERCENT;
+  const stealAdvice =
+    'Steal is the hypervisor running other machines: nothing here can change it; rerun later, or read the ITL/TPOT tails as upper bounds.';
+  const late = c.lateMs;
+  if (!late || late.waitingForCpu + late.other <= 0) return `${text} ${steal ? `${stealAdvice} ` : ''}${generic}`;
+  text +=
+    ` Its steps more than 1 ms late were late by ${Math.round(late.waitingForCpu + late.other)} ms in all: ` +
+    `${Math.round(late.waitingForCpu)} ms waiting for a core (other programs or threads here), ` +
+    `${Math.round(late.other)} ms running its own work or stolen by the host.`;
+  if (late.waitingForCpu >= late.other) return `${text} ${generic}`;
+  return `${text} ${steal ? stealAdvice : 'Run fewer streams.'}`;
+}
+
+/**
+ * The verdict on the simulator's step lateness p99 (from the `loadlab:sim_step_lateness_seconds`
+ * histogram delta between a scrape before and one after the run; `simLatenessMs(after, before)` in
+ * `src/observe/vllm-metrics.ts` computes it). Undefined p99 (a real vLLM) is never flagged. Pure.
+ * @param thresholdMs default {@link SIM_LATENESS_THRESHOLD_MS} (2 ms).
+ * @param cpu the engine thread's time over the same interval ({@link simCpuShare}), for the reason.
+ */
+export function assessSimLateness(
+  p99Ms: number | undefined,
+  thresholdMs: number = SIM_LATENESS_THRESHOLD_MS,
+  cpu?: SimCpuShare,
+): SimLatenessVerdict {
+  const withCpu = cpu ? { cpu } : {};
+  if (p99Ms === undefined || !Number.isFinite(p99Ms) || p99Ms <= thresholdMs) {
+    return { p99Ms, simBehind: false, reasons: [], ...withCpu };
+  }
+  return {
+    p99Ms,
+    simBehind: true,
+    reasons: [
+      `The simulator fell behind real time: its step lateness p99 ${f1(p99Ms)} ms > ${thresholdMs} ms, so every ` +
+        `token arrived up to that much later than the modelled GPU would send it, and ITL and TPOT read high.` +
+        cpuSentence(cpu),
+    ],
+    ...withCpu,
+  };
+}
+
+/** The change of counter `name` (`_total`) between two scrapes; undefined unless both have it. */
+function delta(
+  after: readonly MetricFamily[],
+  before: readonly MetricFamily[],
+  name: string,
+  labels?: Record<string, string>,
+): number | undefined {
+  const a = pickValue(after, `${name}_total`, labels);
+  const b = pickValue(before, `${name}_total`, labels);
+  return a !== undefined && b !== undefined ? a - b : undefined;
+}
+
+/** {@link SimCpuShare} between two scrapes `wallMs` apart; undefined when the server reports none of it. Pure. */
+export function simCpuShare(
+  after: readonly MetricFamily[],
+  before: readonly MetricFamily[],
+  wallMs: number,
+): SimCpuShare | undefined {
+  const cpu = delta(after, before, SIM_CPU_SERIES.threadCpu);
+  const wait = delta(after, before, SIM_CPU_SERIES.threadWait);
+  const host = delta(after, before, SIM_CPU_SERIES.hostCpu);
+  const steal = delta(after, before, SIM_CPU_SERIES.hostSteal);
+  const lateWait = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'waiting_for_cpu' });
+  const lateOther = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'other' });
+  if (!(wallMs > 0) || (cpu === undefined && wait === undefined && host === undefined)) return undefined;
+  return {
+    wallMs: r2(wallMs),
+    ...(cpu !== undefined ? { threadCpuPercent: r2(((cpu * 1000) / wallMs) * 100) } : {}),
+    ...(wait !== undefined ? { threadWaitMs: r2(wait * 1000) } : {}),
+    ...(host !== undefined && steal !== undefined && host > 0 ? { stealPercent: r2((steal / host) * 100) } : {}),
+    ...(lateWait !== undefined && lateOther !== undefined
+      ? { lateMs: { waitingForCpu: r2(lateWait * 1000), other: r2(lateOther * 1000) } }
+      : {}),
+  };
+}
+
+/** Reads the simulator's lateness over a run: one `/metrics` scrape now, one at `finish()`. */
+export interface SimLatenessWatch {
+  /** Scrape again; the verdict on the p99 lateness between the two scrapes (never throws). */
+  finish(): Promise<SimLatenessVerdict>;
+}
+
+async function scrapeFamilies(root: string, timeoutMs: number, auth: TargetAuth): Promise<MetricFamily[] | undefined> {
+  try {
+    const res = await httpGet(`${root}/metrics`, { timeoutMs, ...auth });
+    return res.status === 200 ? parsePrometheus(res.text) : undefined;
+  } catch {
+    return undefined; // no /metrics (or not Prometheus text): nothing to judge, never fatal
+  }
+}
+
+/**
+ * Start watching the simulator's step lateness over a run (call before the load, `finish()` after):
+ * the p99 of `loadlab:sim_step_lateness_seconds` between the two scrapes, judged by
+ * {@link assessSimLateness} with the engine thread's CPU figures of the same interval. Against a real
+ * vLLM (no such series) or an unreachable `/metrics` the verdict has `p99Ms` undefined and is never flagged.
+ * @param baseUrl server root (a trailing `/v1` is ignored).
+ * @param opts.thresholdMs default 2; `opts.timeoutMs` per scrape, default 2000; `opts.auth`: the run's key and headers.
+ */
+export async function startSimLatenessWatch(
+  baseUrl: string,
+  opts: { thresholdMs?: number; timeoutMs?: number; auth?: TargetAuth } = {},
+): Promise<SimLatenessWatch> {
+  const root = serverRoot(baseUrl);
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  const auth = opts.auth ?? {};
+  const before = await scrapeFamilies(root, timeoutMs, auth);
+  const t0 = performance.now();
+  return {
+    async finish() {
+      const after = before ? await scrapeFamilies(root, timeoutMs, auth) : undefined;
+      const p99 = after ? simLatenessMs(after, before) : undefined;
+      const cpu = after && before && p99 !== undefined ? simCpuShare(after, before, performance.now() - t0) : undefined;
+      return assessSimLateness(p99, opts.thresholdMs, cpu);
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Names of the simulator's own `/metrics` series that the client reads to judge the simulator
+ * (src/runner/sim-lateness.ts); the simulator exports them (src/sim/http/metric-series.ts). Real vLLM
+ * has none of them.
+ */
+
+/**
+ * The simulator's CPU-time counters (seconds, exported with `_total`): its engine thread's own CPU and
+ * its wait for a core, and the machine's CPU time and the part the hypervisor took (steal).
+ */
+export const SIM_CPU_SERIES = {
+  threadCpu: 'loadlab:sim_thread_cpu_seconds',
+  threadWait: 'loadlab:sim_thread_wait_seconds',
+  hostCpu: 'loadlab:sim_host_cpu_seconds',
+  hostSteal: 'loadlab:sim_host_steal_seconds',
+} as const;
+
+/** Lateness of the simulator's steps more than 1 ms late, seconds, by `cause`: `waiting_for_cpu` or `other`. */
+export const SIM_LATE_STEP_SERIES = 'loadlab:sim_late_step_seconds';

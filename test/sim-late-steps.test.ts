@@ -1,0 +1,42 @@
+/**
+ * `createLateSteps` (src/sim/http/late-steps.ts): a late step's lateness is split into the engine
+ * thread's wait for a core (its schedstat run-queue time since the previous step) and the rest.
+ * Real threads: busy workers outnumbering the cores make this thread wait; a sleep does not.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { createLateSteps } from '../src/sim/http/late-steps';
+
+const spin = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+};
+
+describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('late steps by cause', () => {
+  it('steps up to 1 ms late count for nothing; a later one is split into waiting for a core and the rest', async () => {
+    const late = createLateSteps()!;
+    late.observe(0.9);
+    expect(late.totals).toEqual({ waitingForCpuS: 0, otherS: 0 });
+
+    // Asleep (off the run queue) for 30 ms, then late by 5 ms: at most a wake-up's wait, the rest is "other".
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
+    late.observe(5);
+    expect(late.totals.waitingForCpuS + late.totals.otherS).toBeCloseTo(0.005, 9);
+    expect(late.totals.otherS).toBeGreaterThan(late.totals.waitingForCpuS);
+
+    // More busy threads than cores while this one spins: it waits for a core far longer than 5 ms.
+    const n = availableParallelism() + 1;
+    const busy = Array.from(
+      { length: n },
+      () => new Worker('const t = Date.now(); while (Date.now() - t < 600);', { eval: true }),
+    );
+    await new Promise((r) => setTimeout(r, 50)); // let them start
+    spin(300);
+    late.observe(5);
+    await Promise.all(busy.map((w) => w.terminate()));
+    expect(late.totals.waitingForCpuS).toBeGreaterThanOrEqual(0.005 - 1e-9); // the cap: at most the lateness
+    expect(late.totals.waitingForCpuS + late.totals.otherS).toBeCloseTo(0.01, 9);
+  });
+});
