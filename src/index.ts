@@ -183,7 +183,7 @@ export { summarizeRun, meetsSlo } from './stats/summary';
 export { parseGoodput, formatGoodput, goodputOf } from './stats/goodput';
 export { summarizeTurns } from './stats/turns';
 export { bootstrapPercentileCI, bootstrapDiffCI, type BootstrapCI, type BootstrapOptions } from './stats/bootstrap';
-export { bootstrapClusterPercentileCI, bootstrapClusterDiffCI, type Groups } from './stats/cluster-bootstrap';
+export { bootstrapClusterDiffCI, bootstrapClusterPercentileCI, type Groups, itlByRequest } from './stats/cluster-bootstrap';
 export { counterDeltas, counterRates, counterIncrease, prefixHitRates } from './stats/counters';
 
 // 9. Tables and charts.

@@ -10,6 +10,7 @@
  * Pure: records in, text out.
  */
 
+import { itlByRequest } from '../stats/cluster-bootstrap';
 import { mean, percentiles } from '../stats/percentile';
 import type { RequestRecord } from '../types';
 import { CI_NOTE, ciCell } from './ci-cells';
@@ -72,11 +73,6 @@ export function metricSamples(records: readonly RequestRecord[], metric: Latency
     case 'ttft_intended':
       return defined(ok.map((r) => r.ttftFromIntendedMs));
   }
-}
-
-/** Each measured, successful request's inter-token gaps (ms): what an ITL interval resamples. */
-export function itlByRequest(records: readonly RequestRecord[]): number[][] {
-  return records.filter((r) => r.ok && !r.warmup).map((r) => r.itlMs ?? []);
 }
 
 const num = (x: number): string => (Number.isNaN(x) ? '–' : x.toFixed(1));

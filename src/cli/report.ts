@@ -10,7 +10,8 @@ import type { Distribution, ErrorCode, RequestRecord, RunSummary } from '../type
 import { ERROR_CODES } from '../types';
 import { formatGoodput } from '../stats/goodput';
 import { CI_NOTE, ciCell } from './ci-cells';
-import { alignRows, itlByRequest, type LatencyRow, metricSamples, ROW_LABELS } from './percentile-table';
+import { itlByRequest } from '../stats/cluster-bootstrap';
+import { alignRows, type LatencyRow, metricSamples, ROW_LABELS } from './percentile-table';
 import { formatTurnTable } from './turn-table';
 
 const ROWS: Array<[string, keyof RunSummary, LatencyRow]> = [

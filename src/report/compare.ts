@@ -13,7 +13,7 @@
  */
 import { compareValues, metricValues, type VerdictMetric, type VerdictSample } from '../lesson/verdict';
 import type { BootstrapOptions } from '../stats/bootstrap';
-import { bootstrapSampleCI } from '../stats/cluster-bootstrap';
+import { bootstrapSampleCI, itlByRequest } from '../stats/cluster-bootstrap';
 import { provenanceOf, runServerLabel } from '../view/provenance';
 import type { RunSummary } from '../types';
 import { manifestOf, type ReportRun } from './report-input';
@@ -109,7 +109,7 @@ const BOOT: Required<BootstrapOptions> = { iterations: 2000, confidence: 0.95, s
 function sideOf(r: ReportRun, metric: CompareMetricKey): VerdictSample {
   const base = { label: r.label, health: r.summary.health };
   if (metric !== 'itlMs') return { ...base, values: metricValues(r.records, metric) };
-  const groups = r.records.filter((x) => !x.warmup && x.ok).map((x) => x.itlMs.filter((g) => Number.isFinite(g)));
+  const groups = itlByRequest(r.records);
   return { ...base, values: groups.flat(), groups };
 }
 

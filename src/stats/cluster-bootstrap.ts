@@ -13,6 +13,7 @@
  * O(n) pass over all n values.
  */
 
+import type { RequestRecord } from '../types';
 import { seededRng, type Rng } from '../rng';
 import {
   bootstrapDiffCI,
@@ -134,4 +135,12 @@ export function bootstrapSampleDiffCI(a: GroupedSample, b: GroupedSample, p: num
   return a.groups && b.groups
     ? bootstrapClusterDiffCI(a.groups, b.groups, p, opts)
     : bootstrapDiffCI(a.values, b.values, p, opts);
+}
+
+/**
+ * Each measured, successful request's inter-token gaps, ms (non-finite gaps left out): the clusters an
+ * ITL interval resamples ({@link bootstrapClusterPercentileCI}). Warm-up and failed requests are left out.
+ */
+export function itlByRequest(records: readonly Pick<RequestRecord, 'ok' | 'warmup' | 'itlMs'>[]): number[][] {
+  return records.filter((r) => r.ok && !r.warmup).map((r) => (r.itlMs ?? []).filter((g) => Number.isFinite(g)));
 }
