@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
+import { threadSched, threadSchedReader } from '../src/proc/cpu-times';
 import { createLateSteps } from '../src/sim/http/late-steps';
 
 const spin = (ms: number) => {
@@ -38,5 +39,23 @@ describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('late steps by cause
     await Promise.all(busy.map((w) => w.terminate()));
     expect(late.totals.waitingForCpuS).toBeGreaterThanOrEqual(0.005 - 1e-9); // the cap: at most the lateness
     expect(late.totals.waitingForCpuS + late.totals.otherS).toBeCloseTo(0.01, 9);
+  });
+});
+
+describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('threadSchedReader (one pread per reading)', () => {
+  it("reads what threadSched reads, rising with this thread's work, never more than the wall time; nothing after close", () => {
+    const r = threadSchedReader()!;
+    const a = r.read()!;
+    const ref = threadSched()!;
+    expect(ref.cpuMs).toBeGreaterThanOrEqual(a.cpuMs);
+    const t0 = performance.now();
+    spin(50);
+    const b = r.read()!;
+    const wall = performance.now() - t0;
+    expect(b.cpuMs).toBeGreaterThan(a.cpuMs);
+    expect(b.cpuMs - a.cpuMs + (b.waitMs - a.waitMs)).toBeLessThanOrEqual(wall + 1);
+    r.close();
+    expect(r.read()).toBeUndefined();
+    r.close(); // twice is harmless
   });
 });

@@ -9,7 +9,7 @@
  * a reading has a 10 ms resolution, fine over a run of seconds. Elsewhere: undefined.
  */
 
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 
 /** Linux clock ticks per second (`USER_HZ`); see the module comment. */
 const USER_HZ = 100;
@@ -46,6 +46,49 @@ export function threadSched(): ThreadSched | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Reads {@link ThreadSched} of the thread that opened it, again and again; `close()` when done. */
+export interface ThreadSchedReader {
+  read(): ThreadSched | undefined;
+  close(): void;
+}
+
+/**
+ * A {@link ThreadSched} reader for frequent reads (every engine step, every 10 ms tick): it keeps
+ * `/proc/thread-self/schedstat` open, which names the calling thread from then on, and re-reads it
+ * from offset 0: one `pread` per reading, 3.6 µs here against 13.4 µs for `readFileSync`'s open,
+ * read and close (20,000 reads each, bench/README.md §9). Undefined where the file is unreadable.
+ */
+export function threadSchedReader(): ThreadSchedReader | undefined {
+  let fd: number;
+  try {
+    fd = openSync('/proc/thread-self/schedstat', 'r');
+  } catch {
+    return undefined;
+  }
+  const buf = Buffer.alloc(96);
+  const read = (): ThreadSched | undefined => {
+    try {
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      const [cpu, wait] = buf.toString('latin1', 0, n).split(' ', 2).map(Number);
+      return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6 } : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  if (!read()) {
+    closeSync(fd);
+    return undefined;
+  }
+  let open = true;
+  return {
+    read: () => (open ? read() : undefined),
+    close() {
+      if (open) closeSync(fd);
+      open = false;
+    },
+  };
 }
 
 /** The machine's CPU time over all its CPUs since boot, ms: all of it, and the part its hypervisor took (steal). */

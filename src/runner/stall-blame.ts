@@ -23,7 +23,7 @@
 import { loadavg } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import type { ClientStall, StallCause } from '../client-stall';
-import { type HostCpu, hostCpu, threadSched } from '../proc/cpu-times';
+import { type HostCpu, hostCpu, type ThreadSched, threadSchedReader } from '../proc/cpu-times';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -80,8 +80,7 @@ export function stealShare(h0: HostCpu | undefined, h1: HostCpu | undefined): { 
 }
 
 /** The watching thread's share over `wallMs` since `sched0`, for the result; nothing where unreadable. */
-function threadShare(sched0: ReturnType<typeof threadSched>, wallMs: number): Partial<ClientStall> {
-  const sched1 = threadSched();
+function threadShare(sched0: ThreadSched | undefined, sched1: ThreadSched | undefined, wallMs: number): Partial<ClientStall> {
   if (!sched0 || !sched1 || !(wallMs > 0)) return {};
   const cpu = sched1.cpuMs - sched0.cpuMs;
   return { cpuOf: 'thread', threadCpuPercent: r2((cpu / wallMs) * 100), threadWaitMs: r2(sched1.waitMs - sched0.waitMs) };
@@ -111,10 +110,11 @@ export function startStallWatch(): StallWatch {
   const host0 = hostCpu();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
-  const sched0 = threadSched();
+  const sched = threadSchedReader(); // this thread's, one pread per tick; closed at stop()
+  const sched0 = sched?.read();
   // This thread's CPU so far, ms (the process's where the thread's is unreadable).
-  const ownCpuMs = sched0
-    ? () => threadSched()?.cpuMs ?? Number.NaN
+  const ownCpuMs = sched
+    ? () => sched.read()?.cpuMs ?? Number.NaN
     : () => {
         const c = process.cpuUsage();
         return (c.user + c.system) / 1000;
@@ -150,6 +150,8 @@ export function startStallWatch(): StallWatch {
       if (result) return result;
       clearInterval(timer);
       judgePending();
+      const sched1 = sched?.read();
+      sched?.close();
       observer.disconnect();
       const wallMs = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
@@ -164,7 +166,7 @@ export function startStallWatch(): StallWatch {
         gcPauseMaxMs: r2(gcMax),
         othersLoad1m: r2(Math.max(0, meanLoad - ourCores)),
         ...stealShare(host0, host1),
-        ...threadShare(sched0, wallMs),
+        ...threadShare(sched0, sched1, wallMs),
       };
       return result;
     },

@@ -7,7 +7,7 @@
  * so a client can say who made the steps late (src/runner/sim-lateness.ts).
  */
 
-import { threadSched } from '../../proc/cpu-times';
+import { threadSchedReader } from '../../proc/cpu-times';
 
 /** A step later than this counts as late here, ms (half the sim-behind threshold of 2 ms at p99). */
 export const LATE_STEP_MS = 1;
@@ -22,12 +22,13 @@ export interface LateSteps {
 
 /** Reads the engine thread's run-queue time at every step end; undefined where schedstat is unreadable. */
 export function createLateSteps(): { observe(latenessMs: number): void; readonly totals: LateSteps } | undefined {
-  let prev = threadSched();
-  if (!prev) return undefined;
+  const sched = threadSchedReader(); // kept open for the process's life: one pread per step
+  let prev = sched?.read();
+  if (!sched || !prev) return undefined;
   const totals: LateSteps = { waitingForCpuS: 0, otherS: 0 };
   return {
     observe(latenessMs) {
-      const now = threadSched();
+      const now = sched.read();
       if (!now) return;
       const waited = now.waitMs - (prev as NonNullable<typeof prev>).waitMs;
       prev = now;
