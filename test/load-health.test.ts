@@ -81,23 +81,24 @@ describe('assessSimLateness names what the CPU figures show', () => {
   it('the figures of the interval, and the late steps split by cause', () => {
     const w = why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 120.4, other: 30 } });
     expect(w).toContain("Over the run's 20.0 s, its engine thread used 25 % of a core, waited 350 ms in all for a core");
-    expect(w).toContain("the VM's host took 0.1 % of this machine's CPU (steal)");
+    expect(w).toContain("steal was 0.1 % of this machine's CPU");
     expect(w).toContain('late by 150 ms in all: 120 ms waiting for a core (other programs or threads here), 30 ms running');
     expect(w).toMatch(/Close other busy programs \(or notebook cells\), or run fewer streams\.$/);
   });
   it('late while running, with steal: the hypervisor, which nothing here can change', () => {
     const w = why({ ...base, stealPercent: 2.19, lateMs: { waitingForCpu: 10, other: 200 } });
-    expect(w).toContain("the VM's host took 2.2 % of this machine's CPU (steal)");
-    expect(w).toMatch(/nothing here can change it; rerun later, or read the ITL\/TPOT tails as upper bounds\.$/);
+    expect(w).toMatch(
+      /The VM's host took 2\.2 % of this machine's CPU \(steal\): nothing here can change that; rerun later, or read the ITL\/TPOT tails as upper bounds\.$/,
+    );
   });
   it('late while running, no steal: its own work', () => {
     expect(why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 10, other: 200 } })).toMatch(/Run fewer streams\.$/);
   });
   it('no late-step figures: steal named when it is there, and the generic advice', () => {
     const w = why({ ...base, stealPercent: 1 });
-    expect(w).toContain('nothing here can change it');
+    expect(w).toContain('nothing here can change that');
     expect(w).toMatch(/Close other busy programs/);
-    expect(why({ ...base, stealPercent: 0.2 })).not.toContain('nothing here can change it');
+    expect(why({ ...base, stealPercent: 0.2 })).not.toContain('nothing here can change that');
   });
   it('no figures at all (a server without them): the generic advice; the figures ride along unflagged too', () => {
     expect(assessSimLateness(3.2).reasons[0]).toMatch(/read high\. Close other busy programs/);
@@ -173,7 +174,7 @@ describe('startSimLatenessWatch', () => {
       expect(v.cpu!.threadCpuPercent! / (((0.5 * 1000) / wall) * 100)).toBeCloseTo(1, 2); // 0.5 s of CPU over the wall
       expect(v.cpu!.threadWaitMs).toBeCloseTo(300, 6);
       expect(v.cpu!.stealPercent).toBeCloseTo(2, 6); // 0.8 s of 40 s
-      expect(v.reasons[0]).toContain("the VM's host took 2.0 % of this machine's CPU (steal)");
+      expect(v.reasons[0]).toContain("The VM's host took 2.0 % of this machine's CPU (steal)");
       expect(v.cpu!.lateMs!.waitingForCpu).toBeCloseTo(30, 6);
       expect(v.cpu!.lateMs!.other).toBeCloseTo(80, 6);
     } finally {

@@ -88,6 +88,11 @@ describe('the verdict names the cause', () => {
     const text = assessClientHealth({ ...late, loadAverage1m: 2.9, stall }).reasons[0];
     expect(text).toContain('Cause: other processes took the CPU (late ms: 1.0 own work, 0.0 GC, 80.0 waiting for the CPU;');
     expect(text).toContain('2.6 of the load average on 2 cores was not this process, CPU steal 7.3 %');
+    // steal of 0.5 % or more is named with what to do about it; less is only a figure
+    expect(text).toMatch(
+      /Close other busy programs\. The VM's host took 7\.3 % of this machine's CPU \(steal\): nothing here can change that/,
+    );
+    expect(stallSentence({ ...stall, stealPercent: 0.3 }, 27, 2)).not.toContain('nothing here can change that');
     const { stealPercent: _, ...noSteal } = stall;
     expect(stallSentence(noSteal, 27, 2)).not.toContain('steal');
   });

@@ -12,6 +12,7 @@ import { serverRoot, type TargetAuth } from '../client/url';
 import { parsePrometheus, pickValue, type MetricFamily } from '../observe/prometheus';
 import { simLatenessMs } from '../observe/vllm-metrics';
 import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../wire/sim-series';
+import { stealAdvice } from './stall-blame';
 
 /** Simulator step lateness p99 above which its timings are less faithful, ms (as the simulator's own warning). */
 export const SIM_LATENESS_THRESHOLD_MS = 2;
@@ -47,9 +48,6 @@ export interface SimLatenessVerdict {
 const f1 = (x: number) => x.toFixed(1);
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
-/** Steal at or above this share of the machine's CPU is named as a cause, %. */
-const STEAL_NAMED_PERCENT = 0.5;
-
 /** What the CPU figures show, and the advice that follows from them (the generic advice when there are none). */
 function cpuSentence(c: SimCpuShare | undefined): string {
   const generic = 'Close other busy programs (or notebook cells), or run fewer streams.';
@@ -57,19 +55,17 @@ function cpuSentence(c: SimCpuShare | undefined): string {
   const seen: string[] = [];
   if (c.threadCpuPercent !== undefined) seen.push(`its engine thread used ${Math.round(c.threadCpuPercent)} % of a core`);
   if (c.threadWaitMs !== undefined) seen.push(`waited ${Math.round(c.threadWaitMs)} ms in all for a core`);
-  if (c.stealPercent !== undefined) seen.push(`the VM's host took ${f1(c.stealPercent)} % of this machine's CPU (steal)`);
+  if (c.stealPercent !== undefined) seen.push(`steal was ${f1(c.stealPercent)} % of this machine's CPU`);
   let text = seen.length > 0 ? ` Over the run's ${f1(c.wallMs / 1000)} s, ${seen.join(', ')}.` : '';
-  const steal = (c.stealPercent ?? 0) >= STEAL_NAMED_PERCENT;
-  const stealAdvice =
-    'Steal is the hypervisor running other machines: nothing here can change it; rerun later, or read the ITL/TPOT tails as upper bounds.';
+  const steal = stealAdvice(c.stealPercent).trim();
   const late = c.lateMs;
-  if (!late || late.waitingForCpu + late.other <= 0) return `${text} ${steal ? `${stealAdvice} ` : ''}${generic}`;
+  if (!late || late.waitingForCpu + late.other <= 0) return `${text} ${steal ? `${steal} ` : ''}${generic}`;
   text +=
     ` Its steps more than 1 ms late were late by ${Math.round(late.waitingForCpu + late.other)} ms in all: ` +
     `${Math.round(late.waitingForCpu)} ms waiting for a core (other programs or threads here), ` +
     `${Math.round(late.other)} ms running its own work or stolen by the host.`;
   if (late.waitingForCpu >= late.other) return `${text} ${generic}`;
-  return `${text} ${steal ? stealAdvice : 'Run fewer streams.'}`;
+  return `${text} ${steal || 'Run fewer streams.'}`;
 }
 
 /**

@@ -73,6 +73,21 @@ export function stallCause(lateMs: ClientStall['lateMs']): StallCause {
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
+/** Steal at or above this share of the machine's CPU is named as a cause, %. */
+export const STEAL_NAMED_PERCENT = 0.5;
+
+/**
+ * What to do about steal of `percent` (with a leading space), or '' below {@link STEAL_NAMED_PERCENT}: the
+ * hypervisor ran other machines on this VM's CPUs, which no program inside it can see as a wait or change.
+ */
+export function stealAdvice(percent: number | undefined): string {
+  if (percent === undefined || !(percent >= STEAL_NAMED_PERCENT)) return '';
+  return (
+    ` The VM's host took ${f1(percent)} % of this machine's CPU (steal): nothing here can change that; ` +
+    'rerun later, or read the ITL/TPOT tails as upper bounds.'
+  );
+}
+
 /** The hypervisor's share of the machine's CPU between two readings, %; nothing where unreadable. */
 export function stealShare(h0: HostCpu | undefined, h1: HostCpu | undefined): { stealPercent?: number } {
   const total = h0 && h1 ? h1.totalMs - h0.totalMs : 0;
@@ -199,9 +214,9 @@ export function stallSentence(s: ClientStall, cpuPercent: number, cores: number)
     case 'other-processes':
       return s.cpuOf === 'thread'
         ? `Cause: other threads or processes took the CPU (${split}; the thread waited ${f1(s.threadWaitMs ?? 0)} ms for a core; ${others}). ` +
-            'The notebook kernel, the simulator and other programs on this machine count. Close other busy programs.'
+            `The notebook kernel, the simulator and other programs on this machine count. Close other busy programs.${stealAdvice(s.stealPercent)}`
         : `Cause: other processes took the CPU (${split}; ${others}). ` +
-            'The simulator counts when it runs on this machine. Close other busy programs.';
+            `The simulator counts when it runs on this machine. Close other busy programs.${stealAdvice(s.stealPercent)}`;
     default:
       return `Cause not found: no 10 ms interval was late by more than ${LATE_TICK_MS} ms (${gc}; ${others}).`;
   }
