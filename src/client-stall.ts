@@ -3,6 +3,12 @@
  * `summary.health.clientStall` (and the `summary.health` block that holds it). Measured and judged by src/runner/stall-blame.ts (issue #16).
  */
 
+/**
+ * CPU steal (the VM's host running other machines on its CPUs) at or above this share of the machine's CPU
+ * over a run is named as a cause in the health verdicts and banners, %.
+ */
+export const STEAL_NAMED_PERCENT = 0.5;
+
 /** What delayed the client's loop most (late ms); `none`: no 10 ms interval was late by more than 1 ms. */
 export type StallCause = 'own-cpu' | 'gc' | 'other-processes' | 'none';
 

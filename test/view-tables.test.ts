@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   bannerHtml,
+  healthBannerLines,
   compareRows,
   compareTable,
   formatCell,
@@ -142,5 +143,25 @@ describe('summaryTable / compareTable', () => {
     expect(cells(cmp).map((r) => r[r.length - 1])).toEqual(['正常 ok', '⚠ 客户端瓶颈 client-bound']);
     expect(bannerHtml([])).toBe('');
     expect(bannerHtml('<b>')).toContain('&lt;b&gt;');
+  });
+  it('a flagged run with CPU steal of 0.5 % or more says so in Chinese, under the first line', () => {
+    const stall = (stealPercent: number) => ({
+      cause: 'other-processes' as const,
+      lateMs: { ownCpu: 1, gc: 0, otherProcesses: 80 },
+      gcCount: 0,
+      gcPauseTotalMs: 0,
+      gcPauseMaxMs: 0,
+      othersLoad1m: 0.4,
+      stealPercent,
+    });
+    const run = (steal: number): RunSummary => ({
+      ...summary(1),
+      health: { clientBound: false, simBehind: true, warnings: ['w'], clientStall: stall(steal) },
+    });
+    const lines = healthBannerLines(run(15.94));
+    expect(lines[0]).toContain('模拟器落后于真实时间');
+    expect(lines[1]).toMatch(/^这次运行中，这台虚拟机的宿主机拿走了 15\.9 % 的 CPU（CPU 窃取 steal/);
+    expect(lines[2]).toBe('w');
+    expect(healthBannerLines(run(0.3))).toHaveLength(2); // below 0.5 %: no line
   });
 });

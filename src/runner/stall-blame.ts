@@ -22,7 +22,7 @@
 
 import { loadavg } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
-import type { ClientStall, StallCause } from '../client-stall';
+import { type ClientStall, STEAL_NAMED_PERCENT, type StallCause } from '../client-stall';
 import { type HostCpu, hostCpu, type ThreadSched, threadSchedReader } from '../proc/cpu-times';
 
 export type { ClientStall, StallCause } from '../client-stall';
@@ -72,9 +72,6 @@ export function stallCause(lateMs: ClientStall['lateMs']): StallCause {
 }
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
-
-/** Steal at or above this share of the machine's CPU is named as a cause, %. */
-export const STEAL_NAMED_PERCENT = 0.5;
 
 /**
  * What to do about steal of `percent` (with a leading space), or '' below {@link STEAL_NAMED_PERCENT}: the

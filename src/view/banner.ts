@@ -2,6 +2,7 @@
  * Full-width warning banners shown above a table or a chart (never squeezed into a table's
  * caption, which is only as wide as the table): one line per warning, in the notebook's width.
  */
+import { STEAL_NAMED_PERCENT } from '../client-stall';
 import type { RunSummary } from '../types';
 
 function escapeHtml(s: string): string {
@@ -38,5 +39,18 @@ export function healthBannerLines(summary: RunSummary, label?: string): string[]
     .filter(Boolean)
     .join('；');
   const who = label === undefined ? '' : `${label}：`;
-  return [`⚠ ${who}${what}：下面的数字可能反映测量端自身，而非服务器。`, ...h.warnings];
+  return [
+    `⚠ ${who}${what}：下面的数字可能反映测量端自身，而非服务器。`,
+    ...stealLine(h.clientStall?.stealPercent),
+    ...h.warnings,
+  ];
+}
+
+/** A Chinese line on CPU steal over the run, when it reached {@link STEAL_NAMED_PERCENT} (none otherwise). */
+function stealLine(percent: number | undefined): string[] {
+  if (percent === undefined || !(percent >= STEAL_NAMED_PERCENT)) return [];
+  return [
+    `这次运行中，这台虚拟机的宿主机拿走了 ${percent.toFixed(1)} % 的 CPU（CPU 窃取 steal：宿主机在跑别的虚拟机）。` +
+      '机器里的任何程序都改变不了它：换个时间重跑，或者把 ITL/TPOT 的尾部当作上限来读。',
+  ];
 }
