@@ -19,7 +19,7 @@ import type { MetricsSample } from '../types';
 import { seededRng } from '../rng';
 import { httpGet, serverRoot } from '../client/http-get';
 import { parsePrometheus, type MetricFamily } from './prometheus';
-import { toMetricsSample } from './vllm-metrics';
+import { sampleLines, toMetricsSample } from './vllm-metrics';
 
 /** Options of `startMetricsSampler`. */
 export interface MetricsSamplerOptions {
@@ -154,7 +154,7 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
         headers: { accept: 'text/plain; version=0.0.4', ...options.headers },
       });
       if (res.status !== 200) throw new Error(`GET ${url} returned HTTP ${res.status}: ${res.text.slice(0, 200)}`);
-      const families = parsePrometheus(res.text);
+      const families = parsePrometheus(sampleLines(res.text)); // only what a sample reads
       const t1 = now();
       if (stopped) return;
       log.add(families, (t0 + t1) / 2);

@@ -31,6 +31,41 @@ export const VLLM_SERIES: Readonly<Record<VllmField, readonly string[]>> = {
 /** The simulator's step-lateness histogram (seconds): how late its step timer fired. */
 export const SIM_LATENESS_METRIC = 'loadlab:sim_step_lateness_seconds';
 
+/** The families `toMetricsSample` reads: every `VLLM_SERIES` name, `vllm:cache_config_info` (KV weights) and the lateness. */
+const SAMPLE_FAMILIES: readonly string[] = [
+  ...new Set(Object.values(VLLM_SERIES).flatMap((names) => names.map((n) => n.replace(/_total$/, '')))),
+  'vllm:cache_config_info',
+  SIM_LATENESS_METRIC,
+];
+
+/**
+ * Only the lines of a scrape that `toMetricsSample` reads (their `# HELP`/`# TYPE` lines and samples,
+ * suffixes such as `_total`, `_bucket` included), for parsing: a vLLM scrape is about 59 KB, mostly
+ * histogram buckets no sample reads, and parsing all of it cost about 4 ms every 250 ms on the
+ * notebook kernel's thread (bench/README.md §9). A line may be kept that is not needed (a longer name
+ * with the same start); none that is needed is dropped.
+ */
+export function sampleLines(text: string): string {
+  const keep = (name: string) => SAMPLE_FAMILIES.some((f) => name === f || (name.startsWith(f) && name[f.length] === '_'));
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const t = line.trimStart();
+    if (t === '') continue;
+    const name = t[0] === '#' ? t.split(/\s+/, 3)[2] : t.slice(0, nameEnd(t));
+    if (name !== undefined && keep(name)) out.push(line);
+  }
+  return out.join('\n');
+}
+
+/** Where a sample line's metric name ends: the first `{`, space or tab. */
+function nameEnd(t: string): number {
+  for (let i = 0; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 123 || c === 32 || c === 9) return i;
+  }
+  return t.length;
+}
+
 /** Options of `toMetricsSample`. */
 export interface ToMetricsSampleOptions {
   /** The previous scrape: the simulator's lateness p99 is computed over the interval between the two. */
