@@ -53,25 +53,27 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
       count.inFlight++;
       count.peak = Math.max(count.peak, count.inFlight);
       o.progress.setInFlight(count.inFlight);
-    } else if (m.t === 'record') {
-      if (!flying.delete(m.record.index)) return; // already written as lost: its worker had failed
-      count.inFlight--;
-      o.progress.setInFlight(count.inFlight);
-      keeper.keep(m.record);
-      if (m.record.warmup) warmWaits.get(m.record.index)?.();
-    } else if (m.t === 'warmup-skipped') for (const f of warmWaits.values()) f();
+    } else if (m.t === 'record') keepRecord(m.record);
+    else if (m.t === 'warmup-skipped') for (const f of warmWaits.values()) f();
+  };
+  const keepRecord = (record: RequestRecord) => {
+    if (!flying.delete(record.index)) return; // already written as lost: its worker had failed
+    count.inFlight--;
+    o.progress.setInFlight(count.inFlight);
+    keeper.keep(record);
+    if (record.warmup) warmWaits.get(record.index)?.();
   };
 
   async function drive(ro: ResolvedRunOptions, now: () => number, signal: AbortSignal) {
     // A dead worker's requests in flight still get records (its own timings died with it).
     const onFail = (w: number, why: string) => {
-      for (const m of [...flying.values()].filter((x) => x.worker === w))
-        onData({ t: 'record', record: lostRecord(m, why, now()) }, w);
+      for (const m of [...flying.values()].filter((x) => x.worker === w)) keepRecord(lostRecord(m, why, now()));
       warmWaits.forEach((f) => f());
     };
     const crew = startCrew(o, onData, onFail);
     const onAbort = () => crew.stopAll();
     signal.addEventListener('abort', onAbort, { once: true });
+    let whole: ReturnType<typeof startClientHealth> | undefined;
     try {
       await crew.ready;
       o.progress.setPhase(ro.warmup > 0 ? 'warmup' : 'load');
@@ -82,7 +84,7 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
         warmWaits.delete(k);
       }
       o.progress.setPhase('load');
-      const whole = startClientHealth({ delayP99Ms: Number.POSITIVE_INFINITY, cpuPercent: Number.POSITIVE_INFINITY });
+      whole = startClientHealth({ delayP99Ms: Number.POSITIVE_INFINITY, cpuPercent: Number.POSITIVE_INFINITY });
       planWorkers(ro, o.workers, now() + START_LEAD_MS).forEach((plan, w) => crew.post(w, { t: 'go', plan }));
       if (signal.aborted) crew.stopAll();
       const done = await crew.finished;
@@ -92,6 +94,7 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
       );
       return { health, latenessMs: done.flatMap((d) => d.latenessMs) };
     } finally {
+      whole?.stop(); // after a failed worker too: its ticker, GC observer and schedstat file
       signal.removeEventListener('abort', onAbort);
       await crew.close();
     }
