@@ -154,7 +154,9 @@ export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSamp
         headers: { accept: 'text/plain; version=0.0.4', ...options.headers },
       });
       if (res.status !== 200) throw new Error(`GET ${url} returned HTTP ${res.status}: ${res.text.slice(0, 200)}`);
-      const families = parsePrometheus(sampleLines(res.text)); // only what a sample reads
+      // Only what a sample reads; a body with none of it is parsed whole, so text that is not Prometheus still fails.
+      const kept = sampleLines(res.text);
+      const families = parsePrometheus(kept === '' ? res.text : kept);
       const t1 = now();
       if (stopped) return;
       log.add(families, (t0 + t1) / 2);
