@@ -16,7 +16,17 @@ export type StallCause = 'own-cpu' | 'gc' | 'other-processes' | 'none';
 export interface ClientStall {
   cause: StallCause;
   /** Lateness of 10 ms ticks beyond 1 ms, summed by cause (src/runner/stall-blame.ts), ms. */
-  lateMs: { ownCpu: number; gc: number; otherProcesses: number };
+  lateMs: {
+    ownCpu: number;
+    gc: number;
+    otherProcesses: number;
+    /**
+     * Of `otherProcesses`, the part the thread was runnable but waiting for a core (schedstat; absent where
+     * unreadable, and in runs saved before): other threads or programs on this machine. The rest it was
+     * neither running nor queued: asleep in a blocking call, a timer fired late, or the VM's host ran something else (steal).
+     */
+    inRunQueue?: number;
+  };
   /** GC pauses over the run: how many, their sum and the longest, ms. */
   gcCount: number;
   gcPauseTotalMs: number;

@@ -61,6 +61,18 @@ describe('addTick and stallCause (pure)', () => {
     expect(sums).toEqual({ ownCpu: 10, gc: 4, otherProcesses: 13 });
     expect(stallCause(sums)).toBe('other-processes');
   });
+
+  it("with the thread's run-queue time, waiting is split into queued and neither running nor queued", () => {
+    const sums: ClientStall['lateMs'] = { ownCpu: 0, gc: 0, otherProcesses: 0, inRunQueue: 0 };
+    addTick(sums, { lateMs: 8, cpuMs: 1, gcMs: 0, waitMs: 5 }); // 7 ms others, 5 of them queued
+    addTick(sums, { lateMs: 5, cpuMs: 0, gcMs: 0, waitMs: 9 }); // 4 ms others, all queued (capped)
+    addTick(sums, { lateMs: 11, cpuMs: 11, gcMs: 0, waitMs: 3 }); // own work: no queue share
+    expect(sums).toEqual({ ownCpu: 10, gc: 0, otherProcesses: 11, inRunQueue: 9 });
+    const sentence = stallSentence({ ...quiet, cause: 'other-processes', lateMs: sums }, 27, 2);
+    expect(sentence).toContain(
+      "11.0 waiting for the CPU (9.0 in the run queue, 2.0 neither running nor queued: a blocking call, a late timer or the host's steal)",
+    );
+  });
 });
 
 describe('the verdict names the cause', () => {
@@ -140,6 +152,8 @@ describe('startStallWatch (real)', () => {
       expect(s.cpuOf).toBe('thread');
       expect(s.lateMs.otherProcesses).toBeGreaterThan(100);
       expect(s.lateMs.ownCpu).toBeLessThan(s.lateMs.otherProcesses);
+      // asleep in Atomics.wait, not queued for a core: most of the wait is "neither running nor queued"
+      expect(s.lateMs.inRunQueue).toBeLessThan(s.lateMs.otherProcesses / 2);
       expect(s.threadCpuPercent).toBeLessThan(50);
       expect(stallSentence(s, 150, 2)).toMatch(/other threads or processes took the CPU/);
     },

@@ -35,6 +35,8 @@ export interface TickReading {
   cpuMs: number;
   /** GC pauses that started in the interval. */
   gcMs: number;
+  /** This thread's time runnable but waiting for a core in the interval (schedstat), where readable. */
+  waitMs?: number;
 }
 
 /** A tick later than this counts toward the blame, ms. */
@@ -57,7 +59,10 @@ export function addTick(lateMs: ClientStall['lateMs'], t: TickReading): void {
   const cause = classifyTick(t);
   if (cause === 'gc') lateMs.gc += late;
   else if (cause === 'own-cpu') lateMs.ownCpu += late;
-  else lateMs.otherProcesses += late;
+  else {
+    lateMs.otherProcesses += late;
+    if (t.waitMs !== undefined) lateMs.inRunQueue = (lateMs.inRunQueue ?? 0) + Math.min(late, Math.max(0, t.waitMs));
+  }
 }
 
 /** The cause with the most late ms (`none` when nothing was late). Pure. */
@@ -98,6 +103,21 @@ function threadShare(sched0: ThreadSched | undefined, sched1: ThreadSched | unde
   return { cpuOf: 'thread', threadCpuPercent: r2((cpu / wallMs) * 100), threadWaitMs: r2(sched1.waitMs - sched0.waitMs) };
 }
 
+/** GC pauses as they are reported (`perf_hooks` `gc` entries): the recent ones, how many, their sum and the longest. */
+function watchGc() {
+  const gc = { pauses: [] as { startMs: number; ms: number }[], count: 0, totalMs: 0, maxMs: 0 };
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gc.count++;
+      gc.totalMs += e.duration;
+      gc.maxMs = Math.max(gc.maxMs, e.duration);
+      gc.pauses.push({ startMs: e.startTime, ms: e.duration });
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return Object.assign(gc, { observer });
+}
+
 /** A running stall watch; `stop()` may be called more than once (later calls return the first result). */
 export interface StallWatch {
   stop(): ClientStall;
@@ -105,55 +125,46 @@ export interface StallWatch {
 
 /** Start the 10 ms ticker, the GC observer and the steal and load readings (see the module comment). */
 export function startStallWatch(): StallWatch {
-  const lateMs = { ownCpu: 0, gc: 0, otherProcesses: 0 };
-  const gcPauses: { startMs: number; ms: number }[] = [];
-  let gcCount = 0;
-  let gcTotal = 0;
-  let gcMax = 0;
-  const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      gcCount++;
-      gcTotal += e.duration;
-      gcMax = Math.max(gcMax, e.duration);
-      gcPauses.push({ startMs: e.startTime, ms: e.duration });
-    }
-  });
-  observer.observe({ entryTypes: ['gc'] });
+  const lateMs: ClientStall['lateMs'] = { ownCpu: 0, gc: 0, otherProcesses: 0 };
+  const gc = watchGc();
+  const gcPauses = gc.pauses;
   const host0 = hostCpu();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const sched = threadSchedReader(); // this thread's, one pread per tick; closed at stop()
   const sched0 = sched?.read();
-  // This thread's CPU so far, ms (the process's where the thread's is unreadable).
-  const ownCpuMs = sched
-    ? () => sched.read()?.cpuMs ?? Number.NaN
-    : () => {
+  if (sched0) lateMs.inRunQueue = 0;
+  // This thread's CPU and run-queue time so far, ms (the process's CPU, and no wait, where the thread's are unreadable).
+  const reading = sched
+    ? (): ThreadSched => sched.read() ?? { cpuMs: Number.NaN, waitMs: Number.NaN }
+    : (): ThreadSched => {
         const c = process.cpuUsage();
-        return (c.user + c.system) / 1000;
+        return { cpuMs: (c.user + c.system) / 1000, waitMs: Number.NaN };
       };
   const loads: number[] = [loadavg()[0] ?? 0];
   let lastT = t0;
-  let lastCpu = ownCpuMs();
+  let last = reading();
   let ticks = 0;
   // GC entries reach the observer after the pause, so an interval is judged one tick later.
-  let pending: { fromMs: number; toMs: number; lateMs: number; cpuMs: number } | undefined;
+  let pending: (Omit<TickReading, 'gcMs'> & { fromMs: number; toMs: number }) | undefined;
   const judgePending = () => {
     if (!pending) return;
     const { fromMs, toMs } = pending;
     const gcMs = gcPauses.filter((g) => g.startMs >= fromMs && g.startMs < toMs).reduce((sum, g) => sum + g.ms, 0);
-    addTick(lateMs, { lateMs: pending.lateMs, cpuMs: pending.cpuMs, gcMs });
+    const { lateMs: late, cpuMs, waitMs } = pending;
+    addTick(lateMs, { lateMs: late, cpuMs, gcMs, ...(Number.isFinite(waitMs) ? { waitMs } : {}) });
     pending = undefined;
   };
   const timer = setInterval(() => {
     const t = performance.now();
-    const cpu = ownCpuMs();
+    const now = reading();
     judgePending();
-    const cpuMs = cpu - lastCpu;
-    if (t - lastT - TICK_MS > LATE_TICK_MS) pending = { fromMs: lastT, toMs: t, lateMs: t - lastT - TICK_MS, cpuMs };
+    const [cpuMs, waitMs] = [now.cpuMs - last.cpuMs, now.waitMs - last.waitMs];
+    if (t - lastT - TICK_MS > LATE_TICK_MS) pending = { fromMs: lastT, toMs: t, lateMs: t - lastT - TICK_MS, cpuMs, waitMs };
     if (gcPauses.length > 256) gcPauses.splice(0, gcPauses.length - 64);
     if (++ticks % 100 === 0) loads.push(loadavg()[0] ?? 0);
     lastT = t;
-    lastCpu = cpu;
+    last = now;
   }, TICK_MS);
   timer.unref();
   let result: ClientStall | undefined;
@@ -164,7 +175,7 @@ export function startStallWatch(): StallWatch {
       judgePending();
       const sched1 = sched?.read();
       sched?.close();
-      observer.disconnect();
+      gc.observer.disconnect();
       const wallMs = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
       const ourCores = wallMs > 0 ? (cpu.user + cpu.system) / 1000 / wallMs : 0;
@@ -172,10 +183,15 @@ export function startStallWatch(): StallWatch {
       const host1 = hostCpu();
       result = {
         cause: stallCause(lateMs),
-        lateMs: { ownCpu: r2(lateMs.ownCpu), gc: r2(lateMs.gc), otherProcesses: r2(lateMs.otherProcesses) },
-        gcCount,
-        gcPauseTotalMs: r2(gcTotal),
-        gcPauseMaxMs: r2(gcMax),
+        lateMs: {
+          ownCpu: r2(lateMs.ownCpu),
+          gc: r2(lateMs.gc),
+          otherProcesses: r2(lateMs.otherProcesses),
+          ...(lateMs.inRunQueue !== undefined ? { inRunQueue: r2(lateMs.inRunQueue) } : {}),
+        },
+        gcCount: gc.count,
+        gcPauseTotalMs: r2(gc.totalMs),
+        gcPauseMaxMs: r2(gc.maxMs),
         othersLoad1m: r2(Math.max(0, meanLoad - ourCores)),
         ...stealShare(host0, host1),
         ...threadShare(sched0, sched1, wallMs),
@@ -197,8 +213,12 @@ export function stallSentence(s: ClientStall, cpuPercent: number, cores: number)
   const gc = `${s.gcCount} GC pauses, ${f1(s.gcPauseTotalMs)} ms in all, the longest ${f1(s.gcPauseMaxMs)} ms`;
   const steal = s.stealPercent !== undefined ? `, CPU steal ${f1(s.stealPercent)} %` : '';
   const others = `${f1(s.othersLoad1m)} of the load average on ${cores} cores was not this process${steal}`;
-  const { ownCpu, gc: gcLate, otherProcesses } = s.lateMs;
-  const split = `late ms: ${f1(ownCpu)} own work, ${f1(gcLate)} GC, ${f1(otherProcesses)} waiting for the CPU`;
+  const { ownCpu, gc: gcLate, otherProcesses, inRunQueue: queued } = s.lateMs;
+  const queue =
+    queued !== undefined && otherProcesses > 0
+      ? ` (${f1(queued)} in the run queue, ${f1(otherProcesses - queued)} neither running nor queued: a blocking call, a late timer or the host's steal)`
+      : '';
+  const split = `late ms: ${f1(ownCpu)} own work, ${f1(gcLate)} GC, ${f1(otherProcesses)} waiting for the CPU${queue}`;
   switch (s.cause) {
     case 'gc':
       return `Cause: garbage collection (${gc}; ${split}). Run fewer streams per process, or shorter runs.`;
