@@ -73,6 +73,13 @@ describe('assessSimLateness (pure)', () => {
     expect(v.reasons[0]).toMatch(/^The simulator fell behind real time: its step lateness p99 4\.6 ms > 2 ms/);
     expect(assessSimLateness(4.56, 5).simBehind).toBe(false);
   });
+  it('says how many steps the p99 rests on, and when they are too few for more than the latest one or two', () => {
+    expect(assessSimLateness(4.56, 2, undefined, 57).reasons[0]).toContain(
+      'p99 4.6 ms > 2 ms over only 57 steps (so the p99 is the latest step or two), so every',
+    );
+    expect(assessSimLateness(4.56, 2, undefined, 500).reasons[0]).toContain('p99 4.6 ms > 2 ms over 500 steps, so every');
+    expect(assessSimLateness(1, 2, undefined, 57)).toEqual({ p99Ms: 1, simBehind: false, reasons: [], steps: 57 });
+  });
 });
 
 describe('assessSimLateness names what the CPU figures show', () => {
@@ -144,7 +151,8 @@ describe('startSimLatenessWatch', () => {
       const v = await watch.finish();
       expect(v.p99Ms).toBeCloseTo(9.5, 6);
       expect(v.simBehind).toBe(true);
-      expect(v.reasons[0]).toContain('step lateness p99 9.5 ms > 2 ms');
+      expect(v.reasons[0]).toContain('step lateness p99 9.5 ms > 2 ms over 100 steps');
+      expect(v.steps).toBe(100);
     } finally {
       await s.close();
     }

@@ -10,7 +10,8 @@
 import { httpGet } from '../client/http-get';
 import { serverRoot, type TargetAuth } from '../client/url';
 import { parsePrometheus, pickValue, type MetricFamily } from '../observe/prometheus';
-import { simLatenessMs } from '../observe/vllm-metrics';
+import { histogramDelta, readHistogram } from '../observe/histogram';
+import { SIM_LATENESS_METRIC, simLatenessMs } from '../observe/vllm-metrics';
 import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../wire/sim-series';
 import { stealAdvice } from './stall-blame';
 
@@ -43,6 +44,8 @@ export interface SimLatenessVerdict {
   reasons: string[];
   /** Its engine thread's time over the same interval, when the simulator reports it. */
   cpu?: SimCpuShare;
+  /** Steps the p99 was taken over (the histogram's count between the two scrapes), when known. */
+  steps?: number;
 }
 
 const f1 = (x: number) => x.toFixed(1);
@@ -68,19 +71,30 @@ function cpuSentence(c: SimCpuShare | undefined): string {
   return `${text} ${steal || 'Run fewer streams.'}`;
 }
 
+/** Below this many steps a p99 is the latest step or two, and the sentence says so. */
+const FEW_STEPS = 100;
+
+/** How many steps the p99 was taken over, as words ('' when unknown). */
+function stepsWords(steps: number | undefined): string {
+  if (steps === undefined) return '';
+  return steps < FEW_STEPS ? ` over only ${steps} steps (so the p99 is the latest step or two)` : ` over ${steps} steps`;
+}
+
 /**
  * The verdict on the simulator's step lateness p99 (from the `loadlab:sim_step_lateness_seconds`
  * histogram delta between a scrape before and one after the run; `simLatenessMs(after, before)` in
  * `src/observe/vllm-metrics.ts` computes it). Undefined p99 (a real vLLM) is never flagged. Pure.
  * @param thresholdMs default {@link SIM_LATENESS_THRESHOLD_MS} (2 ms).
  * @param cpu the engine thread's time over the same interval ({@link simCpuShare}), for the reason.
+ * @param steps how many steps the p99 was taken over, for the reason.
  */
 export function assessSimLateness(
   p99Ms: number | undefined,
   thresholdMs: number = SIM_LATENESS_THRESHOLD_MS,
   cpu?: SimCpuShare,
+  steps?: number,
 ): SimLatenessVerdict {
-  const withCpu = cpu ? { cpu } : {};
+  const withCpu = { ...(cpu ? { cpu } : {}), ...(steps !== undefined ? { steps } : {}) };
   if (p99Ms === undefined || !Number.isFinite(p99Ms) || p99Ms <= thresholdMs) {
     return { p99Ms, simBehind: false, reasons: [], ...withCpu };
   }
@@ -88,7 +102,7 @@ export function assessSimLateness(
     p99Ms,
     simBehind: true,
     reasons: [
-      `The simulator fell behind real time: its step lateness p99 ${f1(p99Ms)} ms > ${thresholdMs} ms, so every ` +
+      `The simulator fell behind real time: its step lateness p99 ${f1(p99Ms)} ms > ${thresholdMs} ms${stepsWords(steps)}, so every ` +
         `token arrived up to that much later than the modelled GPU would send it, and ITL and TPOT read high.` +
         cpuSentence(cpu),
     ],
@@ -169,7 +183,9 @@ export async function startSimLatenessWatch(
       const after = before ? await scrapeFamilies(root, timeoutMs, auth) : undefined;
       const p99 = after ? simLatenessMs(after, before) : undefined;
       const cpu = after && before && p99 !== undefined ? simCpuShare(after, before, performance.now() - t0) : undefined;
-      return assessSimLateness(p99, opts.thresholdMs, cpu);
+      const now = after && p99 !== undefined ? readHistogram(after, SIM_LATENESS_METRIC) : undefined;
+      const steps = now && before ? histogramDelta(now, readHistogram(before, SIM_LATENESS_METRIC)).count : undefined;
+      return assessSimLateness(p99, opts.thresholdMs, cpu, steps);
     },
   };
 }
