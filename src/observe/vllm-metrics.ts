@@ -135,13 +135,23 @@ export function simLatenessMs(
   previous?: readonly MetricFamily[],
   labels?: Record<string, string>,
 ): number | undefined {
+  return simLateness(families, previous, labels)?.p99Ms;
+}
+
+/** {@link simLatenessMs} with the number of steps it was taken over (from the histogram; unknown from a gauge). */
+export function simLateness(
+  families: readonly MetricFamily[],
+  previous?: readonly MetricFamily[],
+  labels?: Record<string, string>,
+): { p99Ms: number; steps?: number } | undefined {
   const fam = findFamily(families, SIM_LATENESS_METRIC);
-  if (fam && fam.type === 'gauge') return fam.samples.length > 0 ? fam.samples[0].value * 1000 : undefined;
+  if (fam && fam.type === 'gauge') return fam.samples.length > 0 ? { p99Ms: fam.samples[0].value * 1000 } : undefined;
   const now = readHistogram(families, SIM_LATENESS_METRIC, labels);
   if (!now) return undefined;
   const before = previous ? readHistogram(previous, SIM_LATENESS_METRIC, labels) : undefined;
-  const p99 = histogramQuantile(histogramDelta(now, before), 0.99);
-  return Number.isNaN(p99) ? undefined : p99 * 1000;
+  const delta = histogramDelta(now, before);
+  const p99 = histogramQuantile(delta, 0.99);
+  return Number.isNaN(p99) ? undefined : { p99Ms: p99 * 1000, steps: delta.count };
 }
 
 /**

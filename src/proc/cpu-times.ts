@@ -2,7 +2,7 @@
  * CPU times from Linux's /proc: the calling thread's, and the whole machine's (with the time its
  * hypervisor took, steal).
  *
- * CPU time of the calling thread alone. Node 20 has no per-thread CPU clock (`process.threadCpuUsage`
+ * The calling thread's own CPU time: Node 20 has no per-thread CPU clock (`process.threadCpuUsage`
  * came in Node 23.9; `process.cpuUsage()` counts every thread of the process), so on Linux this reads
  * `/proc/thread-self/stat` (utime + stime, fields 14 and 15, see proc(5)) in clock ticks of 1/100 s:
  * `USER_HZ` is 100 on Linux's common architectures (`getconf CLK_TCK`; Node cannot ask `sysconf`), so
@@ -41,11 +41,16 @@ export interface ThreadSched {
  */
 export function threadSched(): ThreadSched | undefined {
   try {
-    const [cpu, wait] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ', 2).map(Number);
-    return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6 } : undefined;
+    return parseSchedstat(readFileSync('/proc/thread-self/schedstat', 'utf8'));
   } catch {
     return undefined;
   }
+}
+
+/** Fields 1 and 2 of a schedstat line (ns) as {@link ThreadSched} (ms); undefined unless both are numbers. */
+function parseSchedstat(text: string): ThreadSched | undefined {
+  const [cpu, wait] = text.split(' ', 2).map(Number);
+  return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6 } : undefined;
 }
 
 /** Reads {@link ThreadSched} of the thread that opened it, again and again; `close()` when done. */
@@ -70,9 +75,7 @@ export function threadSchedReader(): ThreadSchedReader | undefined {
   const buf = Buffer.alloc(96);
   const read = (): ThreadSched | undefined => {
     try {
-      const n = readSync(fd, buf, 0, buf.length, 0);
-      const [cpu, wait] = buf.toString('latin1', 0, n).split(' ', 2).map(Number);
-      return Number.isFinite(cpu) && Number.isFinite(wait) ? { cpuMs: cpu / 1e6, waitMs: wait / 1e6 } : undefined;
+      return parseSchedstat(buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0)));
     } catch {
       return undefined;
     }
@@ -89,6 +92,17 @@ export function threadSchedReader(): ThreadSchedReader | undefined {
       open = false;
     },
   };
+}
+
+let shared: ThreadSchedReader | null | undefined; // per thread: module state is per thread
+
+/**
+ * One {@link threadSchedReader} for every caller on the calling thread, opened on first use and kept open
+ * for the thread's life (never close it); undefined where unreadable.
+ */
+export function sharedThreadSchedReader(): ThreadSchedReader | undefined {
+  if (shared === undefined) shared = threadSchedReader() ?? null;
+  return shared ?? undefined;
 }
 
 /** The machine's CPU time over all its CPUs since boot, ms: all of it, and the part its hypervisor took (steal). */

@@ -10,8 +10,7 @@
 import { httpGet } from '../client/http-get';
 import { serverRoot, type TargetAuth } from '../client/url';
 import { parsePrometheus, pickValue, type MetricFamily } from '../observe/prometheus';
-import { histogramDelta, readHistogram } from '../observe/histogram';
-import { SIM_LATENESS_METRIC, simLatenessMs } from '../observe/vllm-metrics';
+import { simLateness } from '../observe/vllm-metrics';
 import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../wire/sim-series';
 import { stealAdvice } from './stall-blame';
 
@@ -181,11 +180,9 @@ export async function startSimLatenessWatch(
   return {
     async finish() {
       const after = before ? await scrapeFamilies(root, timeoutMs, auth) : undefined;
-      const p99 = after ? simLatenessMs(after, before) : undefined;
-      const cpu = after && before && p99 !== undefined ? simCpuShare(after, before, performance.now() - t0) : undefined;
-      const now = after && p99 !== undefined ? readHistogram(after, SIM_LATENESS_METRIC) : undefined;
-      const steps = now && before ? histogramDelta(now, readHistogram(before, SIM_LATENESS_METRIC)).count : undefined;
-      return assessSimLateness(p99, opts.thresholdMs, cpu, steps);
+      const late = after ? simLateness(after, before) : undefined;
+      const cpu = after && before && late ? simCpuShare(after, before, performance.now() - t0) : undefined;
+      return assessSimLateness(late?.p99Ms, opts.thresholdMs, cpu, late?.steps);
     },
   };
 }

@@ -43,23 +43,21 @@ export interface WorkerLoad {
 /** The main thread's side of a run with worker threads (see the module comment). */
 export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
   const keeper = createRecordKeeper(o);
-  const count = { inFlight: 0, peak: 0, sent: 0 };
+  const count = { peak: 0, sent: 0 };
   const warmWaits = new Map<number, () => void>();
-  const flying = new Map<number, SentMessage>(); // index → its worker's `sent`, until its record arrives
+  const flying = new Map<number, SentMessage>(); // the requests in flight: index → its worker's `sent`, until its record
   const onData = (m: FromWorker, worker: number) => {
     if (m.t === 'sent') {
       flying.set(m.index, { ...m, worker });
       count.sent++;
-      count.inFlight++;
-      count.peak = Math.max(count.peak, count.inFlight);
-      o.progress.setInFlight(count.inFlight);
+      count.peak = Math.max(count.peak, flying.size);
+      o.progress.setInFlight(flying.size);
     } else if (m.t === 'record') keepRecord(m.record);
     else if (m.t === 'warmup-skipped') for (const f of warmWaits.values()) f();
   };
   const keepRecord = (record: RequestRecord) => {
     if (!flying.delete(record.index)) return; // already written as lost: its worker had failed
-    count.inFlight--;
-    o.progress.setInFlight(count.inFlight);
+    o.progress.setInFlight(flying.size);
     keeper.keep(record);
     if (record.warmup) warmWaits.get(record.index)?.();
   };

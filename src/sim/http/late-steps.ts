@@ -7,7 +7,7 @@
  * so a client can say who made the steps late (src/runner/sim-lateness.ts).
  */
 
-import { type ThreadSchedReader, threadSchedReader } from '../../proc/cpu-times';
+import { sharedThreadSchedReader } from '../../proc/cpu-times';
 
 /** A step later than this counts as late here, ms (half the sim-behind threshold of 2 ms at p99). */
 export const LATE_STEP_MS = 1;
@@ -20,25 +20,17 @@ export interface LateSteps {
   otherS: number;
 }
 
-let reader: ThreadSchedReader | null | undefined; // this thread's (module state is per thread), open for its life
-
-/** One schedstat reader for every engine on this thread (tests start several), opened on first use. */
-function sharedReader(): ThreadSchedReader | undefined {
-  if (reader === undefined) reader = threadSchedReader() ?? null;
-  return reader ?? undefined;
-}
-
 /** Reads the engine thread's run-queue time at every step end; undefined where schedstat is unreadable. */
 export function createLateSteps(): { observe(latenessMs: number): void; readonly totals: LateSteps } | undefined {
-  const sched = sharedReader();
+  const sched = sharedThreadSchedReader(); // one pread per step
   let prev = sched?.read();
   if (!sched || !prev) return undefined;
   const totals: LateSteps = { waitingForCpuS: 0, otherS: 0 };
   return {
     observe(latenessMs) {
       const now = sched.read();
-      if (!now) return;
-      const waited = now.waitMs - (prev as NonNullable<typeof prev>).waitMs;
+      if (!now || !prev) return;
+      const waited = now.waitMs - prev.waitMs;
       prev = now;
       if (!(latenessMs > LATE_STEP_MS)) return;
       const wait = Math.min(latenessMs, Math.max(0, waited));

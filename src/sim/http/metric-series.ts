@@ -6,7 +6,7 @@
  * `vllm/engine/metrics.py`). Registration order is the order of the rendered text.
  */
 import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../../wire/sim-series';
-import { hostCpu, threadSched } from '../../proc/cpu-times';
+import { hostCpu, sharedThreadSchedReader } from '../../proc/cpu-times';
 import { FAULT_KINDS, type FaultKind } from './faults';
 import { createLateSteps } from './late-steps';
 import type { Generation } from './generation';
@@ -144,33 +144,21 @@ export function pyBool(b: boolean): string {
  * left out, never shown as 0.
  */
 function cpuTimeSeries(reg: PromRegistry): CounterReader[] {
-  const out: CounterReader[] = [];
-  const seconds = (ms: number | undefined) => (ms ?? 0) / 1000;
-  if (threadSched()) {
-    out.push(
-      [
-        reg.counter(SIM_CPU_SERIES.threadCpu, "Simulator only: CPU time of the engine's thread."),
-        () => seconds(threadSched()?.cpuMs),
-      ],
-      [
-        reg.counter(SIM_CPU_SERIES.threadWait, "Simulator only: time the engine's thread was runnable but waited for a CPU."),
-        () => seconds(threadSched()?.waitMs),
-      ],
-    );
-  }
-  if (hostCpu()) {
-    out.push(
-      [
-        reg.counter(SIM_CPU_SERIES.hostCpu, "Simulator only: the machine's CPU time, all CPUs."),
-        () => seconds(hostCpu()?.totalMs),
-      ],
-      [
-        reg.counter(SIM_CPU_SERIES.hostSteal, "Simulator only: the machine's CPU time its hypervisor took (steal)."),
-        () => seconds(hostCpu()?.stealMs),
-      ],
-    );
-  }
-  return out;
+  const thread = sharedThreadSchedReader();
+  const host = hostCpu() ? hostCpu : undefined;
+  const series: Array<[name: string, help: string, ms: (() => number | undefined) | undefined]> = [
+    [SIM_CPU_SERIES.threadCpu, "CPU time of the engine's thread.", thread && (() => thread.read()?.cpuMs)],
+    [
+      SIM_CPU_SERIES.threadWait,
+      "time the engine's thread was runnable but waited for a CPU.",
+      thread && (() => thread.read()?.waitMs),
+    ],
+    [SIM_CPU_SERIES.hostCpu, "the machine's CPU time, all CPUs.", host && (() => host()?.totalMs)],
+    [SIM_CPU_SERIES.hostSteal, "the machine's CPU time its hypervisor took (steal).", host && (() => host()?.stealMs)],
+  ];
+  return series.flatMap(([name, help, ms]) =>
+    ms ? [[reg.counter(name, `Simulator only: ${help}`), () => (ms() ?? 0) / 1000] satisfies CounterReader] : [],
+  );
 }
 
 /** The `loadlab:` series: step lateness, steps and swapped blocks, CPU times, injected faults by kind, and `sim_info` (value 1). */
