@@ -55,6 +55,24 @@ export interface WorkerVerdict {
   threadCpuPercentOfOneCore?: number;
 }
 
+/**
+ * How late the client stamped token chunks, checked against the simulator's own send times
+ * (src/runner/stamp-lag.ts): arrival stamp − send time per chunk, the loopback hop included.
+ */
+export interface StampLag {
+  /** Token chunks compared, and the measured requests they came from. */
+  chunks: number;
+  requests: number;
+  /** Measured requests left out: unknown to the simulator's log, or with another number of token chunks. */
+  unmatched: number;
+  /** Arrival stamp − send time, ms. */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** ITL p99 as the client measured it, and as the simulator sent the same chunks, ms. */
+  itlP99Ms: { measured: number; sent: number };
+}
+
 /** `summary.health`: the client-bound and sim-behind verdicts, their warnings, the stall blame, and with worker threads each worker's verdict. */
 export interface RunHealth {
   clientBound: boolean;
@@ -62,4 +80,6 @@ export interface RunHealth {
   warnings: string[];
   clientStall?: ClientStall;
   workers?: WorkerVerdict[];
+  /** Against a simulator: how late chunks were stamped; the client-bound verdict is judged on it. */
+  clientStampLag?: StampLag;
 }

@@ -18,6 +18,7 @@
 
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { StampLag } from '../client-stall';
 import { startStallWatch, stallSentence, type ClientStall } from './stall-blame';
 
 export type { ClientStall, StallCause } from './stall-blame';
@@ -49,6 +50,8 @@ export interface ClientHealth {
   cores: number;
   /** Who made the loop late: own CPU, GC or other processes (`./stall-blame`); absent in runs saved before it. */
   stall?: ClientStall;
+  /** Against the simulator: how late token chunks were stamped, from its send log (`./stamp-lag`); it decides the verdict. */
+  stampLag?: StampLag;
   /** True when a threshold was crossed: the timings include the client's own delay. */
   clientBound: boolean;
   /** Why, in plain words (empty when healthy). */

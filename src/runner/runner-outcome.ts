@@ -9,7 +9,9 @@ import type { RunManifest } from '../run/manifest';
 import type { RunWriter } from '../run/store';
 import { summarizeRun } from '../stats/summary';
 import type { RequestRecord, RunSummary, Slo } from '../types';
-import type { ClientHealth, SimLatenessVerdict } from './health';
+import type { TargetAuth } from '../client/url';
+import type { ClientHealth, ClientHealthWatch, SimLatenessVerdict, SimLatenessWatch } from './health';
+import { withStampLag } from './stamp-lag';
 import { workerVerdicts, type WorkersHealth } from './worker-health';
 
 /** What the load phase of a run observed, beside its records. */
@@ -18,6 +20,26 @@ export interface RunObservations {
   simLateness?: SimLatenessVerdict;
   /** How late the pacer sent each scheduled request, ms. */
   latenessMs: number[];
+}
+
+/**
+ * What the load phase saw: the client's health (against the simulator judged on the chunks' stamps
+ * against its send log, ./stamp-lag), the simulator's lateness, the pacer's lateness.
+ */
+export async function observed(
+  load: { health: ClientHealthWatch; latenessMs: number[] },
+  records: readonly RequestRecord[],
+  target: { rootUrl: string; probe: { simulated?: boolean } },
+  origin: number,
+  auth: TargetAuth,
+  simWatch: SimLatenessWatch | undefined,
+): Promise<RunObservations> {
+  const health = load.health.stop();
+  return {
+    clientHealth: target.probe.simulated ? await withStampLag(health, records, target.rootUrl, origin, auth) : health,
+    simLateness: await simWatch?.finish(),
+    latenessMs: load.latenessMs,
+  };
 }
 
 /** Summary of the measured records plus the health verdicts. */
@@ -29,6 +51,7 @@ export function runSummary(records: readonly RequestRecord[], slo: Slo | undefin
       simBehind: seen.simLateness?.simBehind ?? false,
       warnings: [...seen.clientHealth.reasons, ...(seen.simLateness?.reasons ?? [])],
       ...(seen.clientHealth.stall ? { clientStall: seen.clientHealth.stall } : {}),
+      ...(seen.clientHealth.stampLag ? { clientStampLag: seen.clientHealth.stampLag } : {}),
       ...('workers' in seen.clientHealth ? { workers: workerVerdicts(seen.clientHealth as WorkersHealth) } : {}),
     },
   };

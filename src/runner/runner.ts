@@ -20,7 +20,7 @@ import { runSessions, type SessionFire, type SessionsReport } from '../schedule/
 import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
 import { loadManifestInput, memoryManifest } from './manifest-input';
 import { createProgress, type Progress, type ProgressTracker } from './progress';
-import { runPatch, runSummary, saveOutcome, type RunObservations } from './runner-outcome';
+import { observed, runPatch, runSummary, saveOutcome } from './runner-outcome';
 import { createRunSender, type RunSender } from './runner-sender';
 import { checkDurationMs, durationStopRule, watchRunStop, type RunStop } from './runner-stop';
 import type { LoadShape } from '../schedule/shapes';
@@ -82,11 +82,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     throw err;
   });
   const status = stop.signal.aborted ? 'interrupted' : 'complete';
-  const seen: RunObservations = {
-    clientHealth: load.health.stop(),
-    simLateness: await simWatch?.finish(),
-    latenessMs: load.latenessMs,
-  };
+  const seen = await observed(load, sender.records, target, origin, auth, simWatch);
   const sampled = await samplers.stop();
   progress.finish();
   stop.detach();

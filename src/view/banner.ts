@@ -41,8 +41,19 @@ export function healthBannerLines(summary: RunSummary, label?: string): string[]
   const who = label === undefined ? '' : `${label}：`;
   return [
     `⚠ ${who}${what}：下面的数字可能反映测量端自身，而非服务器。`,
+    ...stampLagLine(h),
     ...stealLine(h.clientStall?.stealPercent),
     ...h.warnings,
+  ];
+}
+
+/** A Chinese line on the stamp lag that made a run client-bound, when it was checked against the simulator's send log. */
+function stampLagLine(h: NonNullable<RunSummary['health']>): string[] {
+  const l = h.clientStampLag;
+  if (!h.clientBound || !l) return [];
+  return [
+    `对照模拟器自己的发送时刻，客户端给 token 块打时间戳晚了 p99 ${l.p99Ms.toFixed(1)} ms（p50 ${l.p50Ms.toFixed(1)} ms；` +
+      `打点误差 stamp error，共 ${l.chunks} 块）。TTFT 和 E2E 里含有这么多客户端自己的延迟。`,
   ];
 }
 

@@ -17,3 +17,12 @@ export const SIM_CPU_SERIES = {
 
 /** Lateness of the simulator's steps more than 1 ms late, seconds, by `cause`: `waiting_for_cpu` or `other`. */
 export const SIM_LATE_STEP_SERIES = 'loadlab:sim_late_step_seconds';
+
+/**
+ * The simulator's send log (src/sim/http/send-log.ts): `POST` `{"request_ids": [...]}` answers
+ * `{"clock": "CLOCK_MONOTONIC ms", "sends": {"<x-request-id>": [ms, …]}}`, the time each token chunk of those
+ * streams was written, and forgets them. Real vLLM has no such route (a 404 there).
+ */
+export const SIM_SEND_LOG_PATH = '/loadlab/send-log';
+/** The `clock` the send log's times are on. */
+export const SIM_SEND_LOG_CLOCK = 'CLOCK_MONOTONIC ms';

@@ -8,6 +8,7 @@ import type { QueueTimes } from '../engine/queue-time';
 import type { SimTokenizer } from './tokens';
 import type { SimEngine } from '../engine/types';
 import type { WireShape } from './wire-shapes';
+import type { SendLog } from './send-log';
 
 /** Median of the natural (EOS) output length when `ignore_eos` is off, tokens. */
 export const NATURAL_LENGTH_MEDIAN = 200;
@@ -38,6 +39,8 @@ export interface GenServer {
   promptTokensDetails: boolean;
   /** `--stream-interval`: tokens gathered per streamed output after the first (integer ≥ 1; 1 = every step). */
   streamInterval: number;
+  /** When each stream's token chunks were written (`POST /loadlab/send-log`); absent: not kept. */
+  sendLog?: SendLog;
 }
 
 /** Identity of one HTTP request. */
@@ -48,6 +51,8 @@ export interface GenIdentity {
   engineId: string;
   /** HTTP arrival on the server's clock, ms. */
   arrivalMs: number;
+  /** The request's `x-request-id` header, when it had one (the send log's key). */
+  requestId?: string;
   /** The emulated generation's chunk and response fields (wire-shapes.ts); default the newest. */
   wire?: WireShape;
 }

@@ -16,6 +16,7 @@ import { abortChoices, addChoices, advance, newChoices, outputDue, takeDelta, ty
 import { OutputCollector } from './gen-collector';
 import { finalObject } from './gen-final';
 import type { FinishFacts } from './metrics';
+import type { StreamSends } from './send-log';
 
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
 export type { GenIdentity, GenServer } from './gen-server';
@@ -53,6 +54,8 @@ interface StreamCtx {
   wire?: WireShape;
   /** The cached prompt tokens to report in the final usage, or undefined. */
   cachedOrNot: () => number | undefined;
+  /** This stream's send log (src/sim/http/send-log.ts), when it is kept. */
+  sends?: StreamSends;
 }
 
 /**
@@ -87,14 +90,23 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
         logprobs: lp(d.ids, d.offset),
       };
       reply.event(chunkJson(api, head, parts, tokenTail(req, wire, usage, d.outputTokens, !sent.has(d.index))));
+      if (x.sends && (d.text !== '' || d.ids.length > 0)) process.nextTick(stampSend, x.sends.t);
       sent.add(d.index);
     }
     if (choices.every((c) => c.reason)) {
       if (req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
       reply.done();
+      if (x.sends) s.sendLog?.closed(x.sends);
     }
   };
 }
+
+/**
+ * A token chunk's send time, taken once its bytes are in the kernel: Node's `res.write` corks the socket
+ * and writes on the next tick (`connectionCorkNT`, node/lib/_http_outgoing.js), so a tick queued after
+ * the write runs after that `writev`. A step's writes all wait for its synchronous work.
+ */
+const stampSend = (t: number[]) => t.push(performance.now());
 
 const totalTokens = (choices: Choice[]) => choices.reduce((a, c) => a + c.outputTokens, 0);
 
@@ -122,9 +134,10 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   // Only a truthy cached count is reported (`if self.enable_prompt_tokens_details and num_cached_tokens:`,
   // vllm/entrypoints/openai/chat_completion/serving.py and completion/serving.py); else null / no key.
   const cachedOrNot = () => (s.promptTokensDetails && cached > 0 ? cached : undefined);
+  const sends = req.stream && who.requestId !== undefined ? s.sendLog?.open(who.requestId) : undefined;
   const collector = new OutputCollector(
     reply,
-    streamWriter({ s, req, reply, choices, head, usage, cachedOrNot, wire: who.wire }),
+    streamWriter({ s, req, reply, choices, head, usage, cachedOrNot, wire: who.wire, sends }),
   );
 
   const onOutput = (c: Choice, out: EngineOutput) => {
@@ -157,6 +170,7 @@ export function runGeneration(s: GenServer, req: GenRequest, reply: Reply, who: 
   };
 
   reply.onAbort(() => {
+    if (sends) s.sendLog?.closed(sends);
     if (finished) return;
     finished = true;
     abortChoices(s, choices);

@@ -18,6 +18,7 @@ import { route, type RouteContext, type SimProfileLabel } from './routes';
 import { wireShape } from './wire-shapes';
 import type { SimTokenizer } from './tokens';
 import type { SimEngine } from '../engine/types';
+import { SendLog } from './send-log';
 
 export { EMULATED_VLLM_VERSION } from './routes';
 
@@ -115,6 +116,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
       apiOverheadMs: opts.apiOverheadMs ?? 0,
       promptTokensDetails: opts.enablePromptTokensDetails ?? false,
       streamInterval,
+      sendLog: new SendLog(),
     },
     rules: {
       servedModelName: model,

@@ -15,6 +15,7 @@ import { checkModel, parseGenRequest, type RequestRules, validationError } from 
 import { renderChat, type SimTokenizer } from './tokens';
 import { DEFAULT_GENERATION, type Generation } from './generation';
 import { uuidOf, wireShape } from './wire-shapes';
+import { SIM_SEND_LOG_CLOCK, SIM_SEND_LOG_PATH } from '../../wire/sim-series';
 
 /** The vLLM release the simulator emulates by default (`GET /version`; `--vllm-version` picks another). */
 export const EMULATED_VLLM_VERSION = DEFAULT_GENERATION.version;
@@ -113,13 +114,14 @@ async function generate(ctx: RouteContext, req: IncomingMessage, reply: Reply, p
   ctx.gen.engine.runDue();
   const g = parseGenRequest(api, body, tok, rules);
   const header = req.headers['x-request-id'];
+  const requestId = (Array.isArray(header) ? header[0] : header) || undefined;
   const rid =
-    (Array.isArray(header) ? header[0] : header) ||
+    requestId ||
     (typeof body.request_id === 'string' && body.request_id) ||
     uuidOf(ctx.generation.id, randomBytes(16).toString('hex'));
   const id = `${api === 'chat' ? 'chatcmpl' : 'cmpl'}-${rid}`;
   const wire = wireShape(ctx.generation);
-  runGeneration(ctx.gen, g, reply, { id, engineId: `${id}#${++ctx.seq}`, arrivalMs, wire });
+  runGeneration(ctx.gen, g, reply, { id, engineId: `${id}#${++ctx.seq}`, arrivalMs, wire, requestId });
 }
 
 /** `POST /tokenize`: a prompt or chat messages to token ids. */
@@ -155,6 +157,17 @@ async function detokenize(ctx: RouteContext, req: IncomingMessage, reply: Reply)
   reply.json(200, { prompt: ctx.gen.tok.decode(ids as number[]) });
 }
 
+/** `POST /loadlab/send-log` (LoadLab only): when the token chunks of the streams asked for were written (send-log.ts). */
+async function sendLog(ctx: RouteContext, req: IncomingMessage, reply: Reply): Promise<void> {
+  const body = await readJson(req, parseBig(ctx));
+  const ids = body.request_ids;
+  if (!Array.isArray(ids) || !ids.every((x) => typeof x === 'string'))
+    throw validationError('request_ids', 'Input should be a list of x-request-id strings', 'request_ids');
+  const log = ctx.gen.sendLog;
+  // Copying and serialising a long run's log (≈ 1 MB) waits for the gap after a step, as /metrics does.
+  ctx.gen.engine.betweenSteps(() => reply.json(200, log ? log.take(ids as string[]) : { clock: SIM_SEND_LOG_CLOCK, sends: {} }));
+}
+
 /** Answer one request (errors are thrown as `ApiError`s for the server to reply with). */
 export async function route(
   ctx: RouteContext,
@@ -179,13 +192,15 @@ export async function route(
     // Rendering (~56 KB, ≈0.6 ms) waits for the gap after a step, so a scrape never makes a step late.
     const { engine, metrics } = ctx.gen;
     engine.betweenSteps(() => reply.text(200, metrics.render(engine.stats()), 'text/plain; version=0.0.4; charset=utf-8'));
+  } else if (is('POST', SIM_SEND_LOG_PATH)) {
+    await sendLog(ctx, req, reply);
   } else if (is('POST', '/tokenize')) {
     await tokenize(ctx, req, reply);
   } else if (is('POST', '/detokenize')) {
     await detokenize(ctx, req, reply);
   } else if (['/v1/models', '/health', '/version', '/metrics'].includes(path)) {
     throw new MethodNotAllowed(['GET', 'HEAD']);
-  } else if (path === '/tokenize' || path === '/detokenize') {
+  } else if (path === '/tokenize' || path === '/detokenize' || path === SIM_SEND_LOG_PATH) {
     throw new MethodNotAllowed(['POST']);
   } else {
     // Starlette's router raises its own HTTPException(404); vLLM's handler is registered for FastAPI's

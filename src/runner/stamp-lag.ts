@@ -1,0 +1,143 @@
+/**
+ * How late did the client stamp what the simulator sent? The simulator logs when it wrote each token
+ * chunk (`POST /loadlab/send-log`, src/sim/http/send-log.ts) on CLOCK_MONOTONIC, which every process
+ * of the machine shares (src/proc/mono-clock.ts). Per chunk, arrival stamp − send time is the loopback
+ * hop plus every delay of the client's own: its event loop, parsing, GC, and waits for a core.
+ *
+ * The event-loop delay only estimates that delay (a timer's lateness stands in for a chunk's), and
+ * can read high while the chunks were stamped on time, or low while a burst of chunks waited behind
+ * each other. Against the simulator the client-bound verdict is therefore judged on the stamps
+ * themselves ({@link judgeStampLag}); real vLLM has no send log, and its runs keep the loop's verdict.
+ */
+import type { StampLag } from '../client-stall';
+import { request } from '../client/undici';
+import { targetHeaders, type TargetAuth } from '../client/url';
+import { monoOffsetMs } from '../proc/mono-clock';
+import { percentile } from '../stats/percentile';
+import type { RequestRecord } from '../types';
+import { SIM_SEND_LOG_CLOCK, SIM_SEND_LOG_PATH } from '../wire/sim-series';
+import type { ClientHealth } from './health';
+import { stallSentence } from './stall-blame';
+
+export type { StampLag } from '../client-stall';
+
+/** Fewer token chunks than this and the verdict stays the event loop's: a p99 would rest on one or two chunks. */
+export const STAMP_LAG_MIN_CHUNKS = 100;
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+const f1 = (x: number) => x.toFixed(1);
+
+/**
+ * The send log of `records`' streams from the simulator at `rootUrl` (which then forgets them), or
+ * undefined when there is none (not the simulator, an older one, or no answer within 10 s).
+ */
+export async function fetchSendLog(
+  rootUrl: string,
+  records: readonly Pick<RequestRecord, 'requestId' | 'chunkMs'>[],
+  auth: TargetAuth = {},
+): Promise<Record<string, number[]> | undefined> {
+  const ids = records.filter((r) => r.chunkMs.length > 0).map((r) => r.requestId);
+  if (ids.length === 0) return undefined;
+  try {
+    const res = await request(`${rootUrl}${SIM_SEND_LOG_PATH}`, {
+      method: 'POST',
+      headers: { ...targetHeaders(auth), 'content-type': 'application/json' },
+      body: JSON.stringify({ request_ids: ids }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 200) return undefined;
+    const body = JSON.parse(text) as { clock?: string; sends?: Record<string, number[]> };
+    return body.clock === SIM_SEND_LOG_CLOCK && body.sends ? body.sends : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Compare each measured request's token-chunk stamps (run clock, ms since the origin) with the
+ * simulator's send times (CLOCK_MONOTONIC ms); `originMonoMs` is the run's time 0 on CLOCK_MONOTONIC.
+ * Requests whose chunk count differs from the log (or whose id was used twice) are left out. Pure.
+ */
+export function stampLagOf(
+  records: readonly Pick<RequestRecord, 'requestId' | 'chunkMs' | 'ok' | 'warmup'>[],
+  sends: Record<string, number[]>,
+  originMonoMs: number,
+): StampLag | undefined {
+  const seen = new Map<string, number>();
+  for (const r of records) seen.set(r.requestId, (seen.get(r.requestId) ?? 0) + 1);
+  const lag: number[] = [];
+  const gapMeasured: number[] = [];
+  const gapSent: number[] = [];
+  let requests = 0;
+  let unmatched = 0;
+  for (const r of records) {
+    if (r.warmup || !r.ok || r.chunkMs.length === 0) continue;
+    const s = sends[r.requestId];
+    if (!s || s.length !== r.chunkMs.length || seen.get(r.requestId) !== 1) {
+      unmatched++;
+      continue;
+    }
+    requests++;
+    for (let i = 0; i < s.length; i++) {
+      lag.push(r.chunkMs[i] + originMonoMs - s[i]);
+      if (i > 0) {
+        gapMeasured.push(r.chunkMs[i] - r.chunkMs[i - 1]);
+        gapSent.push(s[i] - s[i - 1]);
+      }
+    }
+  }
+  if (lag.length === 0) return undefined;
+  let max = Number.NEGATIVE_INFINITY;
+  for (const x of lag) if (x > max) max = x;
+  return {
+    chunks: lag.length,
+    requests,
+    unmatched,
+    p50Ms: r3(percentile(lag, 50)),
+    p99Ms: r3(percentile(lag, 99)),
+    maxMs: r3(max),
+    itlP99Ms: { measured: r3(percentile(gapMeasured, 99)), sent: r3(percentile(gapSent, 99)) },
+  };
+}
+
+/** The sentence of a run whose chunks were stamped late at p99. */
+export function stampLagSentence(lag: StampLag, limitMs: number): string {
+  const itl = Number.isFinite(lag.itlP99Ms.measured)
+    ? ` ITL p99 was ${f1(lag.itlP99Ms.measured)} ms as measured and ${f1(lag.itlP99Ms.sent)} ms as the simulator sent the same chunks.`
+    : '';
+  return (
+    `The load generator was the bottleneck: checked against the simulator's own send times, token chunks were stamped ` +
+    `${f1(lag.p99Ms)} ms late at p99 (> ${limitMs} ms; p50 ${f1(lag.p50Ms)}, max ${f1(lag.maxMs)} ms, ${lag.chunks} chunks). ` +
+    `TTFT and E2E include that much of the client's own delay.${itl}`
+  );
+}
+
+/** Is this reason the event loop's (health.ts words it with this mark)? */
+const isLoopReason = (r: string) => r.includes('event-loop delay p99');
+
+/**
+ * The client-bound verdict judged on the stamps: with at least {@link STAMP_LAG_MIN_CHUNKS} chunks,
+ * the event loop's reasons give way to one on the stamp lag (raised when its p99 exceeds `limitMs`,
+ * the loop's threshold, with the stall blame saying why); the CPU reasons stay. Pure.
+ */
+export function judgeStampLag<H extends ClientHealth>(h: H, lag: StampLag | undefined, limitMs = 5): H & { stampLag?: StampLag } {
+  if (!lag) return h;
+  if (lag.chunks < STAMP_LAG_MIN_CHUNKS) return { ...h, stampLag: lag };
+  const others = h.reasons.filter((r) => !isLoopReason(r));
+  const why = h.stall ? ` ${stallSentence(h.stall, h.cpuPercentOfOneCore, h.cores)}` : '';
+  const reasons = lag.p99Ms > limitMs ? [`${stampLagSentence(lag, limitMs)}${why}`, ...others] : others;
+  return { ...h, stampLag: lag, clientBound: reasons.length > 0, reasons };
+}
+
+/** Fetch the simulator's send log for `records` and judge `health` on it; `health` unchanged when there is no log. */
+export async function withStampLag<H extends ClientHealth>(
+  health: H,
+  records: readonly RequestRecord[],
+  rootUrl: string,
+  originPerfMs: number,
+  auth: TargetAuth = {},
+): Promise<H & { stampLag?: StampLag }> {
+  const sends = await fetchSendLog(rootUrl, records, auth);
+  return sends ? judgeStampLag(health, stampLagOf(records, sends, originPerfMs + monoOffsetMs())) : health;
+}
