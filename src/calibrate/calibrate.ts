@@ -4,8 +4,8 @@
  * handles, and how late it stamps them.
  *
  * A null server (`./null-server.ts`) runs in a SEPARATE child process and streams vLLM-shaped
- * chat chunks with no model behind them, each carrying its send time (epoch ms). Our real client
- * stamps every chunk's arrival on the same kind of clock, so per chunk:
+ * chat chunks with no model behind them, and logs when each went into its socket (epoch ms, `GET
+ * /sent`). Our real client stamps every chunk's arrival on the same kind of clock, so per chunk:
  *
  *   stamp error = arrival (client) − send (server) + clock offset between the two processes
  *

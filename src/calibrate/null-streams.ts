@@ -2,9 +2,9 @@
  * The null server's streams (see `./null-server.ts`): one SSE stream per request, written in
  * LOCKSTEP with every other stream on the same step gap and phase (one ticker per gap and phase, on
  * absolute times, like one engine step emitting a chunk for every running request), or flat out
- * when the gap is 0 (`batch` token chunks per write). Each token chunk carries its send time `"t"`
- * (epoch ms, read just before the write); a finished stream's send times are kept per request id
- * for `GET /sent`.
+ * when the gap is 0 (`batch` token chunks per write). Each token chunk carries the time it was made
+ * `"t"` (epoch ms, read just before the write); a finished stream's send times (once each write was in
+ * the kernel) are kept per request id for `GET /sent`.
  */
 import type { ServerResponse } from 'node:http';
 import { chunkJson, SSE_DONE, sseData, usageChunkJson, usageJson } from '../wire/chunks';
@@ -56,21 +56,32 @@ const tokenEvent = (s: NullStream, last: boolean, t: number) =>
 
 /** The next token chunk of `s` (the role chunk first, with the first token), stamped and counted. */
 function nextEvent(state: NullState, s: NullStream): string {
-  const t = epochNow(); // the send time, just before the write
+  const t = epochNow(); // the chunk's `t`: when it was made, just before the write
   s.k++;
   s.done = s.k >= s.tokens || performance.now() >= s.deadline;
   const role = s.k === 1 ? sseData(chunkJson('chat', s.head, { role: true }, { usage: usage(0) })) : '';
-  s.times.push(t);
   state.stats.tokenEvents++;
   return role + tokenEvent(s, s.done, t);
 }
+
+/**
+ * The send times of `GET /sent`: taken once the write's bytes are in the kernel. `res.write` corks the
+ * socket and writes on the next tick (`connectionCorkNT`, node/lib/_http_outgoing.js), so a tick queued
+ * after it runs after that `writev`; a lockstep step's writes all wait for the whole step's work.
+ */
+const stampWritten = (times: number[], n: number) => {
+  const t = epochNow();
+  for (let i = 0; i < n; i++) times.push(t);
+};
 
 /** Write the next `n` token chunks of `s` in one write (then the usage chunk and `[DONE]` if done). Returns false when done. */
 function step(state: NullState, s: NullStream, n = 1): boolean {
   if (s.closed) return false;
   let text = '';
+  const k0 = s.k;
   for (let i = 0; i < n && !s.done; i++) text += nextEvent(state, s);
   s.res.write(text);
+  process.nextTick(stampWritten, s.times, s.k - k0);
   if (!s.done) return true;
   s.res.end(sseData(usageChunkJson(s.head, usage(s.k))) + SSE_DONE);
   state.sent.set(s.id, s.times);
