@@ -108,14 +108,14 @@ describe('stamp lag (client against the simulator)', () => {
   it('a run against the simulator records the stamp lag of every token chunk (the median arrives after it was sent)', async () => {
     const run = await runLoad({
       baseUrl: sim.baseUrl,
-      workload: () => ({ prompt: 'hello', maxTokens: 40, ignoreEos: true }),
-      requests: 8,
-      shape: closedLoop(4),
+      workload: () => ({ prompt: 'hello', maxTokens: 6, ignoreEos: true }),
+      requests: 300, // more than one slice of the log's ids (256)
+      shape: closedLoop(50),
       out: false,
     });
     const lag = run.summary.health?.clientStampLag;
     const chunks = run.records.reduce((a, r) => a + r.chunkMs.length, 0);
-    expect(lag).toMatchObject({ chunks, requests: 8, unmatched: 0 });
+    expect(lag).toMatchObject({ chunks, requests: 300, unmatched: 0 });
     expect(lag!.p50Ms).toBeGreaterThanOrEqual(0);
     expect(lag!.maxMs).toBeGreaterThanOrEqual(lag!.p99Ms);
     expect((run.manifest.client as { stampLag?: unknown }).stampLag).toEqual(lag);

@@ -38,6 +38,20 @@ export async function fetchSendLog(
 ): Promise<Record<string, number[]> | undefined> {
   const ids = records.filter((r) => r.chunkMs.length > 0).map((r) => r.requestId);
   if (ids.length === 0) return undefined;
+  const sends: Record<string, number[]> = {};
+  // In slices, so no one answer holds the simulator's loop (or this one) for long.
+  for (let i = 0; i < ids.length; i += SEND_LOG_SLICE) {
+    const part = await sendLogSlice(rootUrl, ids.slice(i, i + SEND_LOG_SLICE), auth);
+    if (!part) return undefined;
+    Object.assign(sends, part);
+  }
+  return sends;
+}
+
+/** Stream ids asked for per `POST /loadlab/send-log`. */
+const SEND_LOG_SLICE = 256;
+
+async function sendLogSlice(rootUrl: string, ids: string[], auth: TargetAuth): Promise<Record<string, number[]> | undefined> {
   try {
     const res = await request(`${rootUrl}${SIM_SEND_LOG_PATH}`, {
       method: 'POST',
