@@ -110,6 +110,17 @@ export interface BenchResult {
   data: unknown;
   machineBefore: MachineInfo;
   machineAfter: MachineInfo;
+  /** The host's CPU steal over the whole benchmark, % of the machine's CPU time (`npm run bench` sets it; Linux only). */
+  stealPercent?: number;
+}
+
+/** Steal between two `/proc/stat` readings (src/proc/cpu-times.ts `hostCpu`), % of all CPU time; undefined when unknown. */
+export function stealPercent(
+  a: { totalMs: number; stealMs: number } | undefined,
+  b: { totalMs: number; stealMs: number } | undefined,
+): number | undefined {
+  if (!a || !b || b.totalMs <= a.totalMs) return undefined;
+  return Math.round(((b.stealMs - a.stealMs) / (b.totalMs - a.totalMs)) * 10000) / 100;
 }
 
 /**
@@ -127,6 +138,7 @@ export function writeResult(r: BenchResult): string {
     at: r.machineAfter.at,
     loadBefore: r.machineBefore.loadAverage,
     loadAfter: r.machineAfter.loadAverage,
+    ...(r.stealPercent !== undefined ? { stealPercent: r.stealPercent } : {}),
     targets: r.targets,
   };
   appendFileSync(`${dir}/history.jsonl`, `${JSON.stringify(line)}\n`);

@@ -8,7 +8,8 @@
  * its figures are printed but not written to bench/results, so they never stand in for a full run's.
  */
 
-import { loadLine, machine, waitForQuiet, writeResult, type BenchOptions, type BenchResult } from './common';
+import { hostCpu } from '../src/proc/cpu-times';
+import { loadLine, machine, stealPercent, waitForQuiet, writeResult, type BenchOptions, type BenchResult } from './common';
 
 /** name → loader (lazy, so one benchmark's imports do not load the others); `quick`: it has a smoke run. */
 const BENCHES: Record<
@@ -92,8 +93,12 @@ async function main(): Promise<void> {
     }
     console.log(`\n== ${name}: ${BENCHES[name].about} (${loadLine(machine())})`);
     const t0 = performance.now();
+    const host0 = hostCpu();
     const r = await (await BENCHES[name].load()).run({ quick });
+    r.stealPercent = stealPercent(host0, hostCpu());
     for (const l of r.lines) console.log(`  ${l}`);
+    if (r.stealPercent !== undefined)
+      console.log(`  CPU steal over this benchmark: ${r.stealPercent.toFixed(2)} % of the machine's CPU time (the VM's host)`);
     for (const t of r.targets) {
       if (!t.met) missed++;
       console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.target}: ${t.measured}`);
