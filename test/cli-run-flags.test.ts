@@ -153,7 +153,9 @@ describe('loadlab run request flags against a scripted server', () => {
 });
 
 describe('loadlab run --metrics-interval against the simulator', () => {
-  it('writes metrics.jsonl and prints one line of what the simulated server reported', { timeout: 60_000 }, async () => {
+  it('writes metrics.jsonl and prints one line of what the simulated server reported, and one of the stamp lag', {
+    timeout: 60_000,
+  }, async () => {
     sim = await startSim();
     const out = join(tmp, 'metrics');
     const { out: o, io } = capture();
@@ -172,6 +174,10 @@ describe('loadlab run --metrics-interval against the simulator', () => {
     const peak = Math.max(...samples.map((s: { running?: number }) => s.running ?? 0));
     expect(o.stdout).toContain(`peak running ${peak}`);
     expect(peak).toBeLessThanOrEqual(4); // never more than the client's cap
+    // Against the simulator: how late the chunks were stamped, from its send log.
+    expect(o.stdout).toMatch(
+      /^client {4}chunks stamped p50 [\d.]+ \/ p99 [\d.]+ \/ max [\d.]+ ms after the simulator sent them \(\d+ chunks\); ITL p99 [\d.]+ ms measured, [\d.]+ ms as sent$/m,
+    );
   });
 });
 

@@ -69,6 +69,8 @@ export interface RunReportInput {
   latencyTable?: string;
   /** What the server's `/metrics` reported during the run (server-line.ts). */
   serverLine?: string;
+  /** Against the simulator: how late the client stamped its chunks (run-report.ts). */
+  clientLine?: string;
   /** How issuing stopped, with `--duration`. */
   stopLine?: string;
 }
@@ -95,6 +97,7 @@ export function formatRunReport(r: RunReportInput): string {
     );
   }
   if (r.serverLine) out.push(`server    ${r.serverLine}`);
+  if (r.clientLine) out.push(`client    ${r.clientLine}`);
   if (r.stopLine) out.push(`stop      ${r.stopLine}`);
   for (const w of r.warnings ?? []) out.push(`warning   ${w}`);
   if (r.status !== 'complete') out.push(`status    ${r.status}`);

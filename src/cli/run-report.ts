@@ -7,6 +7,7 @@
 
 import type { DurationStopRule } from '../runner/runner-stop';
 import type { RunResult } from '../runner/runner';
+import type { StampLag } from '../client-stall';
 import { formatPercentileTable } from './percentile-table';
 import { formatLatencyTable, formatRunReport } from './report';
 import type { RunArgs } from './run-args';
@@ -42,8 +43,19 @@ export function runReport(result: RunResult, loadLabel: string, args: RunArgs): 
     targetLabel: `${t.kind}${t.simulated ? ' (simulated)' : ''} ${t.baseUrl} model ${t.model}`,
     loadLabel,
     warnings: result.summary.health?.warnings ?? [],
+    ...clientLine(result.summary.health?.clientStampLag),
     latencyTable,
     ...(serverLine ? { serverLine } : {}),
     ...(stopLine ? { stopLine } : {}),
   });
+}
+
+/** Against the simulator: how late the client stamped the token chunks it sent (src/runner/stamp-lag.ts). */
+function clientLine(l: StampLag | undefined): { clientLine?: string } {
+  if (!l) return {};
+  return {
+    clientLine:
+      `chunks stamped p50 ${l.p50Ms.toFixed(2)} / p99 ${l.p99Ms.toFixed(2)} / max ${l.maxMs.toFixed(1)} ms after the simulator ` +
+      `sent them (${l.chunks} chunks); ITL p99 ${l.itlP99Ms.measured.toFixed(1)} ms measured, ${l.itlP99Ms.sent.toFixed(1)} ms as sent`,
+  };
 }

@@ -72,6 +72,9 @@ export interface HealthThresholds {
 /** Defaults: delay p99 5 ms, CPU 90 % of one core. */
 export const DEFAULT_HEALTH_THRESHOLDS: Readonly<HealthThresholds> = Object.freeze({ delayP99Ms: 5, cpuPercent: 90 });
 
+/** The words that mark the event-loop delay's reason (./stamp-lag replaces it when the stamps can be checked). */
+export const LOOP_DELAY_REASON = 'event-loop delay p99';
+
 /** Runs shorter than this are not judged on CPU: a few ms of start-up work read as 100 %. */
 const MIN_WALL_FOR_CPU_MS = 500;
 const RESOLUTION_MS = 10;
@@ -147,7 +150,7 @@ export function assessClientHealth(
           (h.cores > 0 ? ` (load average ${f1(h.loadAverage1m)} on ${h.cores} cores).` : '.')
         : '';
     reasons.push(
-      `The load generator was the bottleneck: event-loop delay p99 ${f1(h.eventLoopDelayP99Ms)} ms > ${t.delayP99Ms} ms` +
+      `The load generator was the bottleneck: ${LOOP_DELAY_REASON} ${f1(h.eventLoopDelayP99Ms)} ms > ${t.delayP99Ms} ms` +
         ` (max ${f1(h.eventLoopDelayMaxMs)} ms). Its timings include Node's own delay.${starved}${h.stall ? '' : ` ${ADVICE}`}`,
     );
   }

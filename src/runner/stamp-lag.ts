@@ -16,7 +16,7 @@ import { monoOffsetMs } from '../proc/mono-clock';
 import { percentile } from '../stats/percentile';
 import type { RequestRecord } from '../types';
 import { SIM_SEND_LOG_CLOCK, SIM_SEND_LOG_PATH } from '../wire/sim-series';
-import type { ClientHealth } from './health';
+import { type ClientHealth, DEFAULT_HEALTH_THRESHOLDS, LOOP_DELAY_REASON } from './health';
 import { stallSentence } from './stall-blame';
 
 export type { StampLag } from '../client-stall';
@@ -127,15 +127,19 @@ export function stampLagSentence(lag: StampLag, limitMs: number): string {
   );
 }
 
-/** Is this reason the event loop's (health.ts words it with this mark)? */
-const isLoopReason = (r: string) => r.includes('event-loop delay p99');
+/** Is this reason the event loop's (health.ts words it with this mark; with workers it is prefixed `worker N: `)? */
+const isLoopReason = (r: string) => r.includes(LOOP_DELAY_REASON);
 
 /**
  * The client-bound verdict judged on the stamps: with at least {@link STAMP_LAG_MIN_CHUNKS} chunks,
  * the event loop's reasons give way to one on the stamp lag (raised when its p99 exceeds `limitMs`,
  * the loop's threshold, with the stall blame saying why); the CPU reasons stay. Pure.
  */
-export function judgeStampLag<H extends ClientHealth>(h: H, lag: StampLag | undefined, limitMs = 5): H & { stampLag?: StampLag } {
+export function judgeStampLag<H extends ClientHealth>(
+  h: H,
+  lag: StampLag | undefined,
+  limitMs = DEFAULT_HEALTH_THRESHOLDS.delayP99Ms,
+): H & { stampLag?: StampLag } {
   if (!lag) return h;
   if (lag.chunks < STAMP_LAG_MIN_CHUNKS) return { ...h, stampLag: lag };
   const others = h.reasons.filter((r) => !isLoopReason(r));
