@@ -48,6 +48,7 @@ export interface ClientStall {
 /** One worker thread's verdict in `summary.health.workers` (runs with `workers > 1`, src/runner/worker-health.ts). */
 export interface WorkerVerdict {
   worker: number;
+  /** That thread's own verdict, from its loop and CPU; against the simulator the run's follows the stamps (`clientStampLag`). */
   clientBound: boolean;
   /** Event-loop delay p99 of that worker's thread, ms. */
   eventLoopDelayP99Ms: number;

@@ -121,6 +121,25 @@ describe('stamp lag (client against the simulator)', () => {
     expect((run.manifest.client as { stampLag?: unknown }).stampLag).toEqual(lag);
   });
 
+  it.each([
+    ['one worker thread (the lessons)', { thread: true }],
+    ['two worker threads', { workers: 2 }],
+  ])('stamps from %s are on the run clock the log is compared on: the median chunk is late by 0–100 ms', async (_, how) => {
+    const run = await runLoad({
+      baseUrl: sim.baseUrl,
+      workload: () => ({ prompt: 'hello', maxTokens: 30, ignoreEos: true }),
+      requests: 8,
+      shape: closedLoop(4),
+      out: false,
+      ...how,
+    });
+    const lag = run.summary.health?.clientStampLag;
+    expect(lag).toMatchObject({ chunks: run.records.reduce((a, r) => a + r.chunkMs.length, 0), requests: 8, unmatched: 0 });
+    // A thread clock off by the origin would read seconds, or negative.
+    expect(lag!.p50Ms).toBeGreaterThanOrEqual(0);
+    expect(lag!.p50Ms).toBeLessThan(100);
+  });
+
   it('stampLagOf pairs chunks by position and leaves out what does not match', () => {
     const rec = (requestId: string, chunkMs: number[], extra = {}) => ({ requestId, chunkMs, ok: true, warmup: false, ...extra });
     const records = [
