@@ -4,7 +4,7 @@
  * clock check is causal only: every chunk is sent before it arrives, never a wall-clock figure.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closedLoop, runLoad } from '../src/index';
+import { closedLoop, type RunLoadOptions, runLoad } from '../src/index';
 import { monoNowMs } from '../src/proc/mono-clock';
 import type { ClientHealth } from '../src/runner/health';
 import { judgeStampLag, STAMP_LAG_MIN_CHUNKS, stampLagOf, type StampLag } from '../src/runner/stamp-lag';
@@ -104,15 +104,20 @@ describe('the send log (simulator)', () => {
   });
 });
 
+/** A closed-loop run of `requests` × `maxTokens` tokens against the simulator, not saved. */
+const simRun = (requests: number, concurrency: number, maxTokens: number, more: Partial<RunLoadOptions> = {}) =>
+  runLoad({
+    baseUrl: sim.baseUrl,
+    workload: () => ({ prompt: 'hello', maxTokens, ignoreEos: true }),
+    requests,
+    shape: closedLoop(concurrency),
+    out: false,
+    ...more,
+  });
+
 describe('stamp lag (client against the simulator)', () => {
   it('a run against the simulator records the stamp lag of every token chunk (the median arrives after it was sent)', async () => {
-    const run = await runLoad({
-      baseUrl: sim.baseUrl,
-      workload: () => ({ prompt: 'hello', maxTokens: 6, ignoreEos: true }),
-      requests: 300, // more than one slice of the log's ids (256)
-      shape: closedLoop(50),
-      out: false,
-    });
+    const run = await simRun(300, 50, 6); // 300 requests: more than one slice of the log's ids (256)
     const lag = run.summary.health?.clientStampLag;
     const chunks = run.records.reduce((a, r) => a + r.chunkMs.length, 0);
     expect(lag).toMatchObject({ chunks, requests: 300, unmatched: 0 });
@@ -125,19 +130,20 @@ describe('stamp lag (client against the simulator)', () => {
     ['one worker thread (the lessons)', { thread: true }],
     ['two worker threads', { workers: 2 }],
   ])('stamps from %s are on the run clock the log is compared on: the median chunk is late by 0–100 ms', async (_, how) => {
-    const run = await runLoad({
-      baseUrl: sim.baseUrl,
-      workload: () => ({ prompt: 'hello', maxTokens: 30, ignoreEos: true }),
-      requests: 8,
-      shape: closedLoop(4),
-      out: false,
-      ...how,
-    });
+    const run = await simRun(8, 4, 30, how);
     const lag = run.summary.health?.clientStampLag;
     expect(lag).toMatchObject({ chunks: run.records.reduce((a, r) => a + r.chunkMs.length, 0), requests: 8, unmatched: 0 });
     // A thread clock off by the origin would read seconds, or negative.
     expect(lag!.p50Ms).toBeGreaterThanOrEqual(0);
     expect(lag!.p50Ms).toBeLessThan(100);
+  });
+
+  it("an interrupted run saves without asking for the log (its verdict stays the loop's)", async () => {
+    const ac = new AbortController();
+    const run = await simRun(40, 4, 60, { signal: ac.signal, onRecord: () => ac.abort() });
+    expect(run.manifest.status).toBe('interrupted');
+    expect(run.records.some((r) => r.ok && r.chunkMs.length > 0)).toBe(true);
+    expect(run.summary.health?.clientStampLag).toBeUndefined();
   });
 
   it('stampLagOf pairs chunks by position and leaves out what does not match', () => {

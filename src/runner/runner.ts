@@ -82,7 +82,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     throw err;
   });
   const status = stop.signal.aborted ? 'interrupted' : 'complete';
-  const seen = await observed(load, sender.records, target, origin, auth, simWatch);
+  const seen = await observed(load, sender.records, target, origin, auth, simWatch, status === 'interrupted');
   const sampled = await samplers.stop();
   progress.finish();
   stop.detach();

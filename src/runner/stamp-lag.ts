@@ -29,7 +29,7 @@ const f1 = (x: number) => x.toFixed(1);
 
 /**
  * The send log of `records`' streams from the simulator at `rootUrl` (which then forgets them), or
- * undefined when there is none (not the simulator, an older one, or no answer within 10 s).
+ * undefined when there is none (not the simulator, an older one, or a slice unanswered within 5 s).
  */
 export async function fetchSendLog(
   rootUrl: string,
@@ -57,7 +57,7 @@ async function sendLogSlice(rootUrl: string, ids: string[], auth: TargetAuth): P
       method: 'POST',
       headers: { ...targetHeaders(auth), 'content-type': 'application/json' },
       body: JSON.stringify({ request_ids: ids }),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(5_000),
     });
     const text = await res.body.text();
     if (res.statusCode !== 200) return undefined;
