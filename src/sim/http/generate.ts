@@ -16,7 +16,7 @@ import { abortChoices, addChoices, advance, newChoices, outputDue, takeDelta, ty
 import { OutputCollector } from './gen-collector';
 import { finalObject } from './gen-final';
 import type { FinishFacts } from './metrics';
-import type { StreamSends } from './send-log';
+import type { SendLog, StreamSends } from './send-log';
 
 export { NATURAL_LENGTH_MEDIAN, NATURAL_LENGTH_SIGMA, drawNaturalLength } from './gen-server';
 export type { GenIdentity, GenServer } from './gen-server';
@@ -96,7 +96,7 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
     if (choices.every((c) => c.reason)) {
       if (req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
       reply.done();
-      if (x.sends) s.sendLog?.closed(x.sends);
+      if (x.sends) process.nextTick(closeSends, s.sendLog, x.sends); // after the last chunks' stamps
     }
   };
 }
@@ -107,6 +107,7 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
  * the write runs after that `writev`. A step's writes all wait for its synchronous work.
  */
 const stampSend = (t: number[]) => t.push(performance.now());
+const closeSends = (log: SendLog | undefined, sends: StreamSends) => log?.closed(sends);
 
 const totalTokens = (choices: Choice[]) => choices.reduce((a, c) => a + c.outputTokens, 0);
 
