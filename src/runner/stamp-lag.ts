@@ -12,12 +12,12 @@
 import type { StampLag } from '../client-stall';
 import { request } from '../client/undici';
 import { targetHeaders, type TargetAuth } from '../client/url';
-import { monoOffsetMs } from '../proc/mono-clock';
 import { percentile } from '../stats/percentile';
 import type { RequestRecord } from '../types';
 import { SIM_SEND_LOG_CLOCK, SIM_SEND_LOG_PATH } from '../wire/sim-series';
 import { type ClientHealth, DEFAULT_HEALTH_THRESHOLDS, LOOP_DELAY_REASON } from './health';
 import { stallSentence } from './stall-blame';
+import { originMonoMs } from './thread-clock';
 
 export type { StampLag } from '../client-stall';
 
@@ -157,5 +157,5 @@ export async function withStampLag<H extends ClientHealth>(
   auth: TargetAuth = {},
 ): Promise<H & { stampLag?: StampLag }> {
   const sends = await fetchSendLog(rootUrl, records, auth);
-  return sends ? judgeStampLag(health, stampLagOf(records, sends, originPerfMs + monoOffsetMs())) : health;
+  return sends ? judgeStampLag(health, stampLagOf(records, sends, originMonoMs(originPerfMs))) : health;
 }

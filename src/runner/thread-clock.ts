@@ -1,38 +1,19 @@
 /**
- * One run clock across worker threads. `performance.timeOrigin` is per thread, and `timeOrigin +
- * performance.now()` of two threads may differ by how the wall clock and the monotonic clock were read
- * at each thread's start. Aligning each thread's epoch clock to the system clock (the same method as
- * src/calibrate/epoch-clock.ts, which sits in a layer above this one) puts every thread's stamps on
- * one clock, to about a microsecond.
+ * One run clock across worker threads. `performance.now()` counts from each thread's own start, so a
+ * worker cannot use the main thread's origin as it is. Every thread reads the same CLOCK_MONOTONIC
+ * (`process.hrtime`; src/proc/mono-clock.ts), so the main thread hands its origin over on that clock
+ * and each worker shifts its own `performance.now()` onto it: the stamps of every thread are on one
+ * clock, the one the simulator's send log is compared on (./stamp-lag).
  */
+import { monoOffsetMs } from '../proc/mono-clock';
 
-/**
- * This thread's `performance.timeOrigin + performance.now()` minus the system clock, ms: read at the
- * instant `Date.now()` ticks (spin until it changes), median of `ticks` readings (≈ 1 ms each).
- */
-export function threadEpochMinusRealtimeMs(ticks = 11): number {
-  const diffs: number[] = [];
-  for (let i = 0; i < ticks; i++) {
-    const d0 = Date.now();
-    let d = d0;
-    let t = 0;
-    while (d === d0) {
-      t = performance.timeOrigin + performance.now();
-      d = Date.now();
-    }
-    diffs.push(t - d);
-  }
-  diffs.sort((a, b) => a - b);
-  return diffs[diffs.length >> 1];
+/** The run's origin (`performance.now()` ms of this thread) on CLOCK_MONOTONIC, ms. */
+export function originMonoMs(originPerfMs: number): number {
+  return originPerfMs + monoOffsetMs();
 }
 
-/** The run's origin (`performance.now()` ms of this thread) on the realtime-aligned epoch clock, ms. */
-export function originRealtimeMs(originPerfMs: number): number {
-  return performance.timeOrigin + originPerfMs - threadEpochMinusRealtimeMs();
-}
-
-/** A run clock in this thread (ms since the run's origin) from {@link originRealtimeMs} taken in the main thread. */
-export function threadRunClock(originRealtime: number): () => number {
-  const shift = performance.timeOrigin - threadEpochMinusRealtimeMs() - originRealtime;
+/** A run clock in this thread (ms since the run's origin) from {@link originMonoMs} taken in the main thread. */
+export function threadRunClock(originMono: number): () => number {
+  const shift = monoOffsetMs() - originMono;
   return () => performance.now() + shift;
 }

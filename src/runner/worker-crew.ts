@@ -18,13 +18,13 @@ import { builtEntry } from '../proc/dist';
 import type { WorkerReport } from './worker-health';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol';
 import { splitEvenly } from './worker-split';
-import { originRealtimeMs } from './thread-clock';
+import { originMonoMs } from './thread-clock';
 
 /** What the threads are started with. */
 export interface CrewOptions {
   workers: number;
   /** Everything a worker's client needs but its share of connections. */
-  client: Omit<WorkerInit, 'worker' | 'connections' | 'originRealtimeMs' | 'counter' | 'idPrefix'>;
+  client: Omit<WorkerInit, 'worker' | 'connections' | 'originMonoMs' | 'counter' | 'idPrefix'>;
   /** Connections of the whole run, split among workers. */
   connections: number;
   /** The run's origin, `performance.now()` ms of this thread. */
@@ -136,7 +136,7 @@ export function startCrew(
 /** One thread per worker, each with its share of the connections, one shared counter and id prefix. */
 function startThreads(o: CrewOptions): Worker[] {
   const counter = new SharedArrayBuffer(4);
-  const originRealtime = originRealtimeMs(o.origin);
+  const originMono = originMonoMs(o.origin);
   const conns = splitEvenly(o.connections, o.workers);
   const idPrefix = `ll-${randomBytes(4).toString('hex')}`;
   return Array.from({ length: o.workers }, (_, w) =>
@@ -144,7 +144,7 @@ function startThreads(o: CrewOptions): Worker[] {
       ...o.client,
       worker: w,
       connections: Math.max(1, conns[w]),
-      originRealtimeMs: originRealtime,
+      originMonoMs: originMono,
       counter,
       idPrefix,
     }),

@@ -3,9 +3,9 @@
  * client and a share of the streams, stamps its own sends and chunks on its own event loop, and posts
  * every record to the main thread, which alone writes the run folder (messages: `./worker-protocol`).
  *
- * Clock: `performance.timeOrigin` may differ between threads, so the run clock here is this thread's
- * epoch clock aligned to the system clock minus the run's origin on that same aligned clock
- * (./thread-clock): the stamps of every worker and of the main thread are on one clock.
+ * Clock: `performance.now()` counts from each thread's start, so the run clock here is this thread's
+ * CLOCK_MONOTONIC reading minus the run's origin on that clock (./thread-clock): the stamps of every
+ * worker and of the main thread are on one clock.
  * Stop: on `{t:'stop'}` nothing new is sent, in-flight requests end as `aborted` records (posted), then
  * `done` goes out with this worker's health.
  */
@@ -28,7 +28,7 @@ if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof 
 
 function start(init: WorkerInit): void {
   const post = (m: FromWorker) => port?.postMessage(m);
-  const now = threadRunClock(init.originRealtimeMs);
+  const now = threadRunClock(init.originMonoMs);
   const stop = new AbortController();
   const client = createClient({
     baseUrl: init.rootUrl,

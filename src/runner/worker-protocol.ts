@@ -20,11 +20,8 @@ export interface WorkerInit {
   idPrefix: string;
   /** Connections of this worker's client. */
   connections: number;
-  /**
-   * The run's origin as realtime-aligned epoch ms: main's `performance.timeOrigin + origin` minus main's
-   * `epochMinusRealtimeMs()`. The worker's run clock is its own epoch clock, aligned the same way, minus this.
-   */
-  originRealtimeMs: number;
+  /** The run's origin on CLOCK_MONOTONIC, ms (./thread-clock `originMonoMs`); the worker's run clock counts from it. */
+  originMonoMs: number;
   /** Shared Int32Array[1]: the next measured index of a closed loop. */
   counter: SharedArrayBuffer;
 }
