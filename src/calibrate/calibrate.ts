@@ -4,7 +4,7 @@
  * handles, and how late it stamps them.
  *
  * A null server (`./null-server.ts`) runs in a SEPARATE child process and streams vLLM-shaped
- * chat chunks with no model behind them, and logs when each went into its socket (epoch ms, `GET
+ * chat chunks with no model behind them, and logs the time just before each went into its socket (epoch ms, `GET
  * /sent`). Our real client stamps every chunk's arrival on the same kind of clock, so per chunk:
  *
  *   stamp error = arrival (client) − send (server) + clock offset between the two processes

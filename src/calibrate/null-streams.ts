@@ -3,12 +3,13 @@
  * LOCKSTEP with every other stream on the same step gap and phase (one ticker per gap and phase, on
  * absolute times, like one engine step emitting a chunk for every running request), or flat out
  * when the gap is 0 (`batch` token chunks per write). Each token chunk carries the time it was made
- * `"t"` (epoch ms, read just before the write); a finished stream's send times (once each write was in
- * the kernel) are kept per request id for `GET /sent`.
+ * `"t"` (epoch ms, read just before the write); a finished stream's send times (taken just before each write reached
+ * the kernel, a lower bound) are kept per request id for `GET /sent`.
  */
 import type { ServerResponse } from 'node:http';
 import { chunkJson, SSE_DONE, sseData, usageChunkJson, usageJson } from '../wire/chunks';
 import { epochNow } from './epoch-clock';
+import { flushNow } from '../wire/flush';
 
 /** One open stream of the null server. */
 export interface NullStream {
@@ -64,12 +65,8 @@ function nextEvent(state: NullState, s: NullStream): string {
   return role + tokenEvent(s, s.done, t);
 }
 
-/**
- * The send times of `GET /sent`: taken once the write's bytes are in the kernel. `res.write` corks the
- * socket and writes on the next tick (`connectionCorkNT`, node/lib/_http_outgoing.js), so a tick queued
- * after it runs after that `writev`; a lockstep step's writes all wait for the whole step's work.
- */
-const stampWritten = (times: number[], n: number) => {
+/** The send times of `GET /sent`: taken just before each stream's bytes are flushed (src/wire/flush.ts), as the simulator's send log. */
+const stampSent = (times: number[], n: number) => {
   const t = epochNow();
   for (let i = 0; i < n; i++) times.push(t);
 };
@@ -81,8 +78,11 @@ function step(state: NullState, s: NullStream, n = 1): boolean {
   const k0 = s.k;
   for (let i = 0; i < n && !s.done; i++) text += nextEvent(state, s);
   s.res.write(text);
-  process.nextTick(stampWritten, s.times, s.k - k0);
-  if (!s.done) return true;
+  stampSent(s.times, s.k - k0);
+  if (!s.done) {
+    flushNow(s.res);
+    return true;
+  }
   s.res.end(sseData(usageChunkJson(s.head, usage(s.k))) + SSE_DONE);
   state.sent.set(s.id, s.times);
   return false;

@@ -76,6 +76,9 @@ export function midStream(inner: Reply, kind: FaultKind, s: Required<FaultSettin
     event: (json) => through(() => inner.event(json), json),
     streamError: (err) => through(() => inner.streamError(err)),
     done: () => through(() => inner.done()),
+    flush() {
+      if (!dead && !held) inner.flush?.();
+    },
     destroy() {
       dead = true;
       inner.destroy();

@@ -81,6 +81,7 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
       for (const c of choices) reply.event(chunkJson(api, head, { index: c.index, role: true }, roleTail(req, wire, usage)));
     }
     started = true;
+    let tokenChunks = 0;
     for (const d of deltas) {
       const parts = {
         index: d.index,
@@ -90,24 +91,28 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
         logprobs: lp(d.ids, d.offset),
       };
       reply.event(chunkJson(api, head, parts, tokenTail(req, wire, usage, d.outputTokens, !sent.has(d.index))));
-      if (x.sends && (d.text !== '' || d.ids.length > 0)) process.nextTick(stampSend, x.sends.t);
+      if (d.text !== '' || d.ids.length > 0) tokenChunks++;
       sent.add(d.index);
     }
-    if (choices.every((c) => c.reason)) {
-      if (req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
-      reply.done();
-      if (x.sends) process.nextTick(closeSends, s.sendLog, x.sends); // after the last chunks' stamps
-    }
+    const finished = choices.every((c) => c.reason);
+    if (finished && req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
+    if (x.sends) stampSends(s.sendLog, x.sends, tokenChunks, finished);
+    if (finished) reply.done();
+    else reply.flush?.();
   };
 }
 
 /**
- * A token chunk's send time, taken once its bytes are in the kernel: Node's `res.write` corks the socket
- * and writes on the next tick (`connectionCorkNT`, node/lib/_http_outgoing.js), so a tick queued after
- * the write runs after that `writev`. A step's writes all wait for its synchronous work.
+ * The send times of a stream's token chunks, taken just before `flush` (or `done`) hands their bytes to
+ * the kernel (src/wire/flush.ts): a lower bound, so an arrival stamp is never earlier. A time taken
+ * after the write could be late by whatever ran on the simulator's core first (the woken client
+ * itself, a GC), and would then count that pause as the client's.
  */
-const stampSend = (t: number[]) => t.push(performance.now());
-const closeSends = (log: SendLog | undefined, sends: StreamSends) => log?.closed(sends);
+function stampSends(log: SendLog | undefined, sends: StreamSends, tokenChunks: number, finished: boolean): void {
+  const t = performance.now();
+  for (let i = 0; i < tokenChunks; i++) sends.t.push(t);
+  if (finished) log?.closed(sends);
+}
 
 const totalTokens = (choices: Choice[]) => choices.reduce((a, c) => a + c.outputTokens, 0);
 

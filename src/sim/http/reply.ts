@@ -8,6 +8,7 @@
 import type { ServerResponse } from 'node:http';
 import { SSE_DONE, sseData, type ErrorInfo } from '../../wire/chunks';
 import { errorJsonFor, streamErrorJsonFor, type GenerationId } from './wire-shapes';
+import { flushNow } from '../../wire/flush';
 
 /** Header on every simulator response, so clients and probes can tell it from real vLLM. */
 export const SIM_HEADER = 'x-loadlab-sim';
@@ -65,8 +66,13 @@ export interface Reply {
   event(json: string): void;
   /** vLLM's in-stream error event (`json.dumps` style); follow with `done()`. */
   streamError(err: ApiError): void;
-  /** `data: [DONE]\n\n` and end the response. */
+  /** `data: [DONE]\n\n` and end the response (its bytes go to the socket at once, as with `flush`). */
   done(): void;
+  /**
+   * Hand the events written so far to the socket now, not on the next tick. Optional: a reply without
+   * it sends them whenever it sends.
+   */
+  flush?(): void;
   /** Drop the connection without ending the response (an injected mid-stream reset). */
   destroy(): void;
   /**
@@ -134,6 +140,9 @@ export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Rep
     },
     destroy() {
       if (!ended && !aborted) res.destroy();
+    },
+    flush() {
+      if (!ended && !aborted) flushNow(res);
     },
     blocked() {
       return !ended && !aborted && res.writableNeedDrain;
