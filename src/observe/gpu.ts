@@ -155,7 +155,8 @@ function spawnSmi(o: SmiChild): ChildProcess {
   createInterface({ input: child.stderr! }).on('line', keep);
   const what = `${o.bin} ${o.args[0].startsWith('--') ? '--query-gpu' : o.args[0]}`;
   child.on('error', (err) => o.problem(`${what} could not run: ${err.message}`));
-  child.on('exit', (code, signal) => {
+  // 'close', not 'exit': by then its stdout and stderr are read to the end, so the message has its last words.
+  child.on('close', (code, signal) => {
     if (!o.stopping()) o.problem(`${what} stopped (${signal ?? `exit code ${code}`}): ${tail.join(' | ') || 'no output'}`);
   });
   return child;
