@@ -70,6 +70,8 @@ export interface StampLag {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** The smallest: below 0 a chunk was stamped before it was sent (the loopback hop alone is about 0.05 ms). */
+  minMs: number;
   /** ITL p99 as the client measured it, and as the simulator sent the same chunks, ms. */
   itlP99Ms: { measured: number; sent: number };
 }

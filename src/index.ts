@@ -236,6 +236,7 @@ export { hasSwapped, serverTimeline, type ServerTimelineOptions } from './view/c
 
 // 10. Anatomy of one request (lesson 00/01 take the client apart): bodies, headers, derived metrics, the pool.
 export { createClient, type Client, type ClientOptions } from './client/client';
+export type { ChunkStamp } from './client/chunk-stamp';
 export { buildRequestBody, buildHeaders } from './client/body';
 export { StreamTimer, type RecordMeta } from './client/timing';
 export { deriveMetrics, type DerivedMetrics } from './client/metrics';

@@ -139,6 +139,7 @@ describe('loadlab run request flags against a scripted server', () => {
       [['--frequency-penalty', '-2.5'], /--frequency-penalty must be in \[-2, 2\].*got '-2.5'/],
       [['--duration', '0'], /--duration must be seconds > 0/],
       [['--metrics-interval', '5'], /--metrics-interval must be ms ≥ 50/],
+      [['--stamp', 'each'], /--stamp must be turn \(one stamp per event-loop turn, the default\) or callback .*got 'each'/],
     ];
     for (const [extra, re] of cases) {
       const { out: o, io } = capture();
@@ -160,9 +161,10 @@ describe('loadlab run --metrics-interval against the simulator', () => {
     const out = join(tmp, 'metrics');
     const { out: o, io } = capture();
     const argv = ['--base-url', sim.baseUrl, '--num-prompts', '8', '--max-concurrency', '4', '--max-tokens', '16'];
-    const code = await runCommand([...argv, '--metrics-interval', '100', '--out', out, '--quiet'], io);
+    const code = await runCommand([...argv, '--metrics-interval', '100', '--stamp', 'callback', '--out', out, '--quiet'], io);
     expect(o.stderr).toBe('');
     expect(code).toBe(0);
+    expect(readJson(join(out, 'manifest.json')).clock.chunkStamp).toBe('callback');
     const samples = lines(join(out, 'metrics.jsonl'));
     expect(samples.length).toBeGreaterThan(0);
     expect(o.stdout).toMatch(

@@ -123,6 +123,9 @@ describe('stamp lag (client against the simulator)', () => {
     expect(lag).toMatchObject({ chunks, requests: 300, unmatched: 0 });
     expect(lag!.p50Ms).toBeGreaterThanOrEqual(0);
     expect(lag!.maxMs).toBeGreaterThanOrEqual(lag!.p99Ms);
+    // Causal: a send time is taken before the write, a stamp after the read, even one turn's shared stamp.
+    expect(lag!.minMs).toBeGreaterThanOrEqual(0);
+    expect(run.manifest.clock.chunkStamp).toBe('turn');
     expect((run.manifest.client as { stampLag?: unknown }).stampLag).toEqual(lag);
   });
 
@@ -136,6 +139,7 @@ describe('stamp lag (client against the simulator)', () => {
     // A thread clock off by the origin would read seconds, or negative.
     expect(lag!.p50Ms).toBeGreaterThanOrEqual(0);
     expect(lag!.p50Ms).toBeLessThan(100);
+    expect(lag!.minMs).toBeGreaterThanOrEqual(0);
   });
 
   it("an interrupted run saves without asking for the log (its verdict stays the loop's)", async () => {
@@ -187,6 +191,7 @@ describe('judgeStampLag: the client-bound verdict judged on the stamps', () => {
     p50Ms: 1.2,
     p99Ms,
     maxMs: 12,
+    minMs: 0.1,
     itlP99Ms: { measured: 16.5, sent: 13.3 },
   });
 

@@ -13,10 +13,11 @@
 import { parseArgs } from 'node:util';
 import { checkRunDir } from '../run/folder';
 import { burst, closedLoop, type LoadShape, openLoop } from '../schedule/shapes';
+import type { ChunkStamp } from '../client/chunk-stamp';
 import type { Slo } from '../types';
 import { CHALLENGES_PROMPT } from '../workload/prompts';
 import { DATASET_OPTIONS, datasetFlags, goodputFlag, percentileFlags, spreadGoodput } from './run-dataset-args';
-import { durationCount, durationFlag, MEASURE_OPTIONS, metricsIntervalFlag, workersFlag } from './run-measure-args';
+import { durationCount, durationFlag, MEASURE_OPTIONS, measureFlags } from './run-measure-args';
 import { REQUEST_OPTIONS, type RequestExtras, requestFlags, spreadRequestArgs } from './run-request-args';
 import { UsageError } from './usage-error';
 
@@ -78,6 +79,7 @@ Run:
   --api-key KEY                     default $LOADLAB_API_KEY or $OPENAI_API_KEY
   --quiet                           no progress line
   --workers N                       send from N worker threads, for loads beyond one core (default 1)
+  --stamp turn|callback             stamp chunks once per event-loop turn (default) or per message, as vllm bench serve
 `;
 
 /** `--name` as an integer ≥ `min` (default 1), or undefined when not given. */
@@ -183,6 +185,8 @@ export interface RunArgs {
   ci: boolean;
   /** `--workers`: worker threads. */
   workers?: number;
+  /** `--stamp`: how token chunks are stamped. */
+  stamp?: ChunkStamp;
 }
 
 function renamedCheck(argv: readonly string[]): void {
@@ -230,10 +234,7 @@ export function parseRunArgs(argv: string[]): 'help' | RunArgs {
     out.shape = shapeFrom(v, numPrompts);
   }
   if (durationS !== undefined) out.durationS = durationS;
-  const metricsIntervalMs = metricsIntervalFlag(v);
-  if (metricsIntervalMs !== undefined) out.metricsIntervalMs = metricsIntervalMs;
-  const workers = workersFlag(v, out.shape, durationS);
-  if (workers !== undefined) out.workers = workers;
+  Object.assign(out, measureFlags(v, out.shape, durationS));
   if (numPrompts !== undefined) out.numPrompts = numPrompts;
   if (dataset) out.dataset = dataset;
   const slo = goodputFlag(v);

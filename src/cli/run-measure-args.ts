@@ -9,10 +9,13 @@
  *   `metrics.jsonl`.
  * - `--ci`: seeded bootstrap intervals (95 %) for the printed percentiles.
  * - `--workers N`: send the load from N worker threads (src/runner/worker-split.ts), for loads beyond one core.
+ * - `--stamp turn|callback`: how token chunks are stamped (src/client/chunk-stamp.ts); `callback` stamps each
+ *   message as `vllm bench serve` does.
  */
 
 import type { LoadShape } from '../schedule/shapes';
 import { MAX_WORKERS } from '../runner/worker-split';
+import { CHUNK_STAMPS, type ChunkStamp } from '../client/chunk-stamp';
 import { UsageError } from './usage-error';
 
 /** parseArgs specs of these flags. */
@@ -21,6 +24,7 @@ export const MEASURE_OPTIONS = {
   'metrics-interval': { type: 'string' },
   ci: { type: 'boolean' },
   workers: { type: 'string' },
+  stamp: { type: 'string' },
 } as const;
 
 /** With `--duration` and no `--num-prompts`, a closed loop sends at most this many requests. */
@@ -102,4 +106,25 @@ export function workersFlag(v: Flags, shape: LoadShape | undefined, durationS: n
     );
   }
   return n;
+}
+
+/** `--metrics-interval`, `--workers` and `--stamp`, each only when given. */
+export function measureFlags(
+  v: Flags,
+  shape: LoadShape | undefined,
+  durationS: number | undefined,
+): { metricsIntervalMs?: number; workers?: number; stamp?: ChunkStamp } {
+  const metricsIntervalMs = metricsIntervalFlag(v);
+  const workers = workersFlag(v, shape, durationS);
+  const stamp = v.stamp as string | undefined;
+  if (stamp !== undefined && !(CHUNK_STAMPS as readonly string[]).includes(stamp)) {
+    throw new UsageError(
+      `--stamp must be turn (one stamp per event-loop turn, the default) or callback (one per message, as vllm bench serve), got '${stamp}'`,
+    );
+  }
+  return {
+    ...(metricsIntervalMs !== undefined ? { metricsIntervalMs } : {}),
+    ...(workers !== undefined ? { workers } : {}),
+    ...(stamp !== undefined ? { stamp: stamp as ChunkStamp } : {}),
+  };
 }

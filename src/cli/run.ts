@@ -109,6 +109,7 @@ function loadOptions(args: RunArgs, plan: ReturnType<typeof loadPlan>, apiKey: s
     ...(args.durationS !== undefined ? { durationMs: args.durationS * 1000 } : {}),
     ...(args.metricsIntervalMs !== undefined ? { sampleMetrics: args.metricsIntervalMs } : {}),
     ...(args.workers !== undefined ? { workers: args.workers } : {}),
+    ...(args.stamp !== undefined ? { stamp: args.stamp } : {}),
     progress: !v.quiet,
   };
 }

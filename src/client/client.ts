@@ -10,6 +10,7 @@ import { redact } from './errors';
 import { streamRequest } from './request';
 import { createStreamTimer } from './timing';
 import { resolveApiKey } from './url';
+import { type ArrivalClock, type ChunkStamp, checkChunkStamp, chunkClock } from './chunk-stamp';
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -30,6 +31,11 @@ export interface ClientOptions {
   idleTimeoutMs?: number;
   /** Clock in ms for every stamp; default `() => performance.now()`. Must advance in real ms. */
   now?: () => number;
+  /**
+   * How arriving chunks are stamped: `'turn'` (default), every chunk read in one event-loop turn at the
+   * turn's first reading; `'callback'`, each at its own data callback, as `vllm bench serve` does (./chunk-stamp).
+   */
+  stamp?: ChunkStamp;
   /**
    * Extra request headers (they cannot replace `x-request-id`). The token of an `authorization`
    * header is redacted from stored messages, as the API key is.
@@ -108,6 +114,7 @@ interface ClientSettings {
   timeoutMs: number;
   idleTimeoutMs: number;
   now: () => number;
+  dataNow: ArrivalClock;
   apiKey: string | undefined;
   extra: Record<string, string> | undefined;
   /** Redacted from every stored message: the token of an `authorization` header, else the API key. */
@@ -142,7 +149,8 @@ function checkClientOptions(opts: ClientOptions): ClientSettings {
   const authHeader = Object.entries(extra ?? {}).find(([k]) => k.toLowerCase() === 'authorization')?.[1];
   // What goes on the wire: an authorization header replaces the key (targetHeaders).
   const secret = authHeader?.replace(/^Bearer\s+/i, '') || apiKey;
-  return { origin, prefix, base, model: opts.model, connections, timeoutMs, idleTimeoutMs, now, apiKey, extra, secret };
+  const dataNow = chunkClock(now, checkChunkStamp(opts.stamp));
+  return { origin, prefix, base, model: opts.model, connections, timeoutMs, idleTimeoutMs, now, dataNow, apiKey, extra, secret };
 }
 
 /** Send one request on `pool` (a record for every outcome; a spec that cannot be sent is a 4xx record). */
@@ -186,6 +194,7 @@ async function sendOne(
     body,
     api,
     now,
+    dataNow: cfg.dataNow,
     timeoutMs: cfg.timeoutMs,
     idleTimeoutMs: cfg.idleTimeoutMs,
     signal: ctx.signal,

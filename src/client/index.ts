@@ -13,4 +13,5 @@ export {
   redact,
   MAX_MESSAGE_CHARS,
 } from './errors';
+export { CHUNK_STAMPS, TURN_HOLD_MAX_MS, chunkClock, checkChunkStamp, type ArrivalClock, type ChunkStamp } from './chunk-stamp';
 export { streamRequest, DRAIN_GRACE_MS, MAX_ERROR_BODY_BYTES, type StreamRequestInput } from './request';

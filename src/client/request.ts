@@ -23,6 +23,7 @@
 import type { Dispatcher } from 'undici';
 import type { Api, ErrorCode, RequestRecord } from '../types';
 import { classifyNetworkError, describeHttpError, httpErrorCode, redact } from './errors';
+import type { ArrivalClock } from './chunk-stamp';
 import { StreamTimer, type RecordMeta } from './timing';
 
 /** After `[DONE]` (or a stream error event), wait at most this long for the response to end before aborting it, ms. */
@@ -44,6 +45,8 @@ export interface StreamRequestInput {
   api: Api;
   /** Clock in ms. */
   now: () => number;
+  /** Clock for arriving response bytes (headers and body), ms; default `now` (./chunk-stamp). */
+  dataNow?: ArrivalClock;
   /** Whole-request timeout, ms. */
   timeoutMs: number;
   /** No bytes for this long is `idle_timeout`, ms. */
@@ -194,7 +197,7 @@ class StreamingRequest {
       },
       onResponseStart: (_c, statusCode) => {
         if (statusCode < 200) return; // informational (1xx); the real status follows
-        const t = this.input.now();
+        const t = this.input.dataNow?.(this) ?? this.input.now();
         this.lastByteMs = t;
         this.responded = true;
         if (this.settled) return;
@@ -214,7 +217,7 @@ class StreamingRequest {
   }
 
   private onData(chunk: Buffer): void {
-    const t = this.input.now(); // stamp first: before decoding and parsing
+    const t = this.input.dataNow?.(this) ?? this.input.now(); // stamp first: before decoding and parsing
     this.lastByteMs = t;
     if (this.settled || this.draining) return;
     if (this.errorStatus !== 0) {

@@ -62,6 +62,12 @@ export interface RunClock {
   /** Epoch ms (`performance.timeOrigin + performance.now()`) of the run's time 0. */
   originEpochMs: number;
   source: 'performance.now';
+  /**
+   * How token chunks were stamped (src/client/chunk-stamp.ts): `'turn'`, every chunk read in one
+   * event-loop turn at the turn's first reading, or `'callback'`, each at its own data callback. Runs saved
+   * before it was recorded were stamped per callback.
+   */
+  chunkStamp?: 'turn' | 'callback';
 }
 
 /** How a run ended; `running` on disk after the fact means it was killed. */
@@ -127,8 +133,12 @@ export const REQUIRED_MANIFEST_FIELDS = ['schema', 'runId', 'target', 'load', 's
  * A runner takes `const t0 = performance.now()`, stamps records as `performance.now() - t0` and
  * passes `clock: makeClock(t0)` to `createRun`.
  */
-export function makeClock(originPerfMs: number = performance.now()): RunClock {
-  return { originEpochMs: performance.timeOrigin + originPerfMs, source: 'performance.now' };
+export function makeClock(originPerfMs: number = performance.now(), chunkStamp?: RunClock['chunkStamp']): RunClock {
+  return {
+    originEpochMs: performance.timeOrigin + originPerfMs,
+    source: 'performance.now',
+    ...(chunkStamp !== undefined ? { chunkStamp } : {}),
+  };
 }
 
 let cachedVersion: string | undefined;

@@ -18,6 +18,8 @@ export interface LoadManifestParts {
   workloadInfo: Record<string, unknown>;
   /** The run's origin on `performance.now()`, ms. */
   originPerfMs: number;
+  /** How the client stamps token chunks (src/client/chunk-stamp.ts). */
+  chunkStamp?: 'turn' | 'callback';
   lesson?: string;
   name?: string;
   /** Merged last; `target` and `workload` are merged one level deep. */
@@ -49,7 +51,7 @@ export function loadManifestInput(p: LoadManifestParts): ManifestInput {
       options: { ...shapeOptions, requests: p.requests, warmup: p.warmup, label: describeShape(p.shape) },
     },
     workload: { ...p.workloadInfo, ...extraWorkload },
-    clock: makeClock(p.originPerfMs),
+    clock: makeClock(p.originPerfMs, p.chunkStamp),
     ...(p.lesson !== undefined ? { lesson: p.lesson } : {}),
     ...(p.name !== undefined ? { name: p.name } : {}),
     ...extra,

@@ -4,6 +4,7 @@ import type { RunManifest } from '../run/manifest';
 import type { GpuSample, MetricsSample, RequestRecord, RequestSpec, RunSummary, Slo } from '../types';
 import type { LoadShape } from '../schedule/shapes';
 import type { Progress } from './progress';
+import type { ChunkStamp } from '../client/chunk-stamp';
 
 /** Options of `runLoad`. Only `baseUrl` and `shape` are always required. */
 export interface RunLoadOptions {
@@ -80,6 +81,12 @@ export interface RunLoadOptions {
    * `sessions(...)` nor `durationMs`.
    */
   thread?: boolean;
+  /**
+   * How arriving token chunks are stamped: `'turn'` (default; every chunk read in one event-loop turn
+   * gets the turn's first reading) or `'callback'` (each at its own data callback, as `vllm bench serve`
+   * does). src/client/chunk-stamp.ts says why; the manifest keeps it as `clock.chunkStamp`.
+   */
+  stamp?: ChunkStamp;
 }
 
 /** What `runLoad` returns. */

@@ -12,6 +12,7 @@
  * what was recorded is written and the manifest says `'interrupted'`; the promise resolves.
  */
 
+import { checkChunkStamp } from '../client/chunk-stamp';
 import { createClient, type Client } from '../client/client';
 import type { RunManifest } from '../run/manifest';
 import { createRun, type RunWriter } from '../run/store';
@@ -42,6 +43,7 @@ export const OPEN_LOOP_CONNECTIONS = 256;
 /** Run a load test. Throws only on bad options or an unusable target (before any load). */
 export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   const ro = resolveRunOptions(opts);
+  const stamp = checkChunkStamp(opts.stamp);
   checkDurationMs(opts.durationMs);
   const workers = checkWorkers(opts.workers, ro.shape, opts.durationMs, opts.thread);
   const apiKey = resolveApiKey(opts.apiKey);
@@ -57,6 +59,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     baseUrl: target.rootUrl,
     model: target.model,
     now,
+    stamp,
     ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
     connections,
     ...timeoutsOf(opts),
@@ -64,7 +67,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   });
   const { writer, manifest } = await openRunStore(opts, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
-  const client0 = { rootUrl: target.rootUrl, model: target.model, ...auth, ...timeoutsOf(opts) };
+  const client0 = { rootUrl: target.rootUrl, model: target.model, stamp, ...auth, ...timeoutsOf(opts) };
   const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: client0 };
   const pool = workers > 1 || opts.thread === true ? createWorkerLoad(poolOpts) : undefined;
   const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
@@ -180,6 +183,7 @@ async function openRunStore(
     warmup: ro.warmup,
     workloadInfo: ro.workloadInfo,
     originPerfMs: origin,
+    chunkStamp: checkChunkStamp(opts.stamp),
     ...(opts.lesson !== undefined ? { lesson: opts.lesson } : {}),
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.manifestExtra !== undefined ? { extra: opts.manifestExtra } : {}),

@@ -103,7 +103,11 @@ export function stampLagOf(
   }
   if (lag.length === 0) return undefined;
   let max = Number.NEGATIVE_INFINITY;
-  for (const x of lag) if (x > max) max = x;
+  let min = Number.POSITIVE_INFINITY;
+  for (const x of lag) {
+    if (x > max) max = x;
+    if (x < min) min = x;
+  }
   return {
     chunks: lag.length,
     requests,
@@ -111,6 +115,7 @@ export function stampLagOf(
     p50Ms: r3(percentile(lag, 50)),
     p99Ms: r3(percentile(lag, 99)),
     maxMs: r3(max),
+    minMs: r3(min),
     itlP99Ms: { measured: r3(percentile(gapMeasured, 99)), sent: r3(percentile(gapSent, 99)) },
   };
 }

@@ -34,6 +34,7 @@ function start(init: WorkerInit): void {
     baseUrl: init.rootUrl,
     model: init.model,
     now,
+    ...(init.stamp !== undefined ? { stamp: init.stamp } : {}),
     connections: init.connections,
     ...(init.apiKey !== undefined ? { apiKey: init.apiKey } : {}),
     ...(init.timeoutMs !== undefined ? { timeoutMs: init.timeoutMs } : {}),

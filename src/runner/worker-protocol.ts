@@ -16,6 +16,8 @@ export interface WorkerInit {
   headers?: Record<string, string>;
   timeoutMs?: number;
   idleTimeoutMs?: number;
+  /** How the worker's client stamps token chunks (src/client/chunk-stamp.ts). */
+  stamp?: 'turn' | 'callback';
   /** Request ids are `<idPrefix>-<index>`, as `./runner-sender` makes them (`ll-<8 random hex>`, one per run). */
   idPrefix: string;
   /** Connections of this worker's client. */

@@ -45,6 +45,7 @@ export function runLoadPoints(
         workload: workloadId(base.workload),
         timeoutMs: base.timeoutMs,
         idleTimeoutMs: base.idleTimeoutMs,
+        stamp: base.stamp ?? 'turn', // a point stamped another way is measured again
       }),
   };
 }
