@@ -48,10 +48,12 @@ export interface ClientStall {
 /** One worker thread's verdict in `summary.health.workers` (runs with `workers > 1`, src/runner/worker-health.ts). */
 export interface WorkerVerdict {
   worker: number;
-  /** That thread's own verdict, from its loop and CPU; against the simulator the run's follows the stamps (`clientStampLag`). */
+  /** That thread's own verdict: from its CPU and, against the simulator, its own chunks' stamps (`stampLagP99Ms`), else its loop. */
   clientBound: boolean;
   /** Event-loop delay p99 of that worker's thread, ms. */
   eventLoopDelayP99Ms: number;
+  /** Against the simulator: how late this worker stamped its token chunks at p99, ms (src/runner/stamp-lag.ts). */
+  stampLagP99Ms?: number;
   /** That thread's own CPU, % of one core (Linux `/proc/thread-self/stat`); absent where unreadable. */
   threadCpuPercentOfOneCore?: number;
 }

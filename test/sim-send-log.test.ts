@@ -140,6 +140,12 @@ describe('stamp lag (client against the simulator)', () => {
     expect(lag!.p50Ms).toBeGreaterThanOrEqual(0);
     expect(lag!.p50Ms).toBeLessThan(100);
     expect(lag!.minMs).toBeGreaterThanOrEqual(0);
+    // With threads, each worker is judged on its own chunks (4 requests × 30 ≥ 100 chunks each with two).
+    expect(run.summary.health?.workers).toHaveLength((how as { workers?: number }).workers ?? 1);
+    for (const w of run.summary.health?.workers ?? []) {
+      expect(w.stampLagP99Ms, `worker ${w.worker}`).toEqual(expect.any(Number));
+      if ((how as { workers?: number }).workers === 2) expect(w.clientBound).toBe(w.stampLagP99Ms! > 5);
+    }
   });
 
   it("an interrupted run saves without asking for the log (its verdict stays the loop's)", async () => {

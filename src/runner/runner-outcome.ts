@@ -24,10 +24,11 @@ export interface RunObservations {
 
 /**
  * What the load phase saw: the client's health (against the simulator, unless interrupted, judged on the
- * chunks' stamps against its send log, ./stamp-lag), the simulator's lateness, the pacer's lateness.
+ * chunks' stamps against its send log, ./stamp-lag; with worker threads, each worker on its own chunks),
+ * the simulator's lateness, the pacer's lateness.
  */
 export async function observed(
-  load: { health: ClientHealthWatch; latenessMs: number[] },
+  load: { health: ClientHealthWatch; latenessMs: number[]; workerOf?: (index: number) => number | undefined },
   records: readonly RequestRecord[],
   target: { rootUrl: string; probe: { simulated?: boolean } },
   origin: number,
@@ -39,7 +40,7 @@ export async function observed(
   // An interrupted run saves at once: no round trips for the send log (its verdict stays the loop's).
   const checkStamps = target.probe.simulated === true && !interrupted;
   return {
-    clientHealth: checkStamps ? await withStampLag(health, records, target.rootUrl, origin, auth) : health,
+    clientHealth: checkStamps ? await withStampLag(health, records, target.rootUrl, origin, auth, load.workerOf) : health,
     simLateness: await simWatch?.finish(),
     latenessMs: load.latenessMs,
   };

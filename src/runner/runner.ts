@@ -138,9 +138,9 @@ async function driveWorkers(
   ro: ResolvedRunOptions,
   now: () => number,
   signal: AbortSignal,
-): Promise<Awaited<ReturnType<typeof driveLoad>>> {
+): Promise<Awaited<ReturnType<typeof driveLoad>> & { workerOf: (index: number) => number | undefined }> {
   const l = await pool.drive(ro, now, signal);
-  return { latenessMs: l.latenessMs, health: { stop: () => l.health } };
+  return { latenessMs: l.latenessMs, health: { stop: () => l.health }, workerOf: (i) => pool.workerOf(i) };
 }
 
 /** The client's timeouts given in the options. */

@@ -18,6 +18,7 @@ import { SIM_SEND_LOG_CLOCK, SIM_SEND_LOG_PATH } from '../wire/sim-series';
 import { type ClientHealth, DEFAULT_HEALTH_THRESHOLDS, LOOP_DELAY_REASON } from './health';
 import { stallSentence } from './stall-blame';
 import { originMonoMs } from './thread-clock';
+import type { WorkerHealth } from './worker-health';
 
 export type { StampLag } from '../client-stall';
 
@@ -153,14 +154,24 @@ export function judgeStampLag<H extends ClientHealth>(
   return { ...h, stampLag: lag, clientBound: reasons.length > 0, reasons };
 }
 
-/** Fetch the simulator's send log for `records` and judge `health` on it; `health` unchanged when there is no log. */
+/**
+ * Fetch the simulator's send log for `records` and judge `health` on it; `health` unchanged when there is no
+ * log. With worker threads (`workerOf` says who sent request `index`), each worker is judged on its own chunks too.
+ */
 export async function withStampLag<H extends ClientHealth>(
   health: H,
   records: readonly RequestRecord[],
   rootUrl: string,
   originPerfMs: number,
   auth: TargetAuth = {},
+  workerOf?: (index: number) => number | undefined,
 ): Promise<H & { stampLag?: StampLag }> {
   const sends = await fetchSendLog(rootUrl, records, auth);
-  return sends ? judgeStampLag(health, stampLagOf(records, sends, originMonoMs(originPerfMs))) : health;
+  if (!sends) return health;
+  const origin = originMonoMs(originPerfMs);
+  const judged = judgeStampLag(health, stampLagOf(records, sends, origin));
+  if (!workerOf || !('workers' in judged)) return judged;
+  const mine = (w: number) => records.filter((r) => workerOf(r.index) === w);
+  const workers = (judged.workers as WorkerHealth[]).map((w) => judgeStampLag(w, stampLagOf(mine(w.worker), sends, origin)));
+  return { ...judged, workers };
 }

@@ -75,6 +75,7 @@ export function workerVerdicts(h: WorkersHealth): WorkerVerdict[] {
     worker: w.worker,
     clientBound: w.clientBound,
     eventLoopDelayP99Ms: w.eventLoopDelayP99Ms,
+    ...(w.stampLag ? { stampLagP99Ms: w.stampLag.p99Ms } : {}),
     ...(w.threadCpuPercentOfOneCore !== undefined ? { threadCpuPercentOfOneCore: w.threadCpuPercentOfOneCore } : {}),
   }));
 }

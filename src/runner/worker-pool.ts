@@ -36,6 +36,8 @@ export interface WorkerLoad {
   readonly peakInFlight: number;
   readonly sent: number;
   readonly callbackError: unknown;
+  /** The worker that sent request `index` (once it was sent). */
+  workerOf(index: number): number | undefined;
   /** Start the workers, warm up (one by one, request k on worker k mod N), run the measured load. */
   drive(ro: ResolvedRunOptions, now: () => number, signal: AbortSignal): Promise<{ health: WorkersHealth; latenessMs: number[] }>;
 }
@@ -46,9 +48,11 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
   const count = { peak: 0, sent: 0 };
   const warmWaits = new Map<number, () => void>();
   const flying = new Map<number, SentMessage>(); // the requests in flight: index → its worker's `sent`, until its record
+  const senders = new Map<number, number>(); // index → worker, kept
   const onData = (m: FromWorker, worker: number) => {
     if (m.t === 'sent') {
       flying.set(m.index, { ...m, worker });
+      senders.set(m.index, worker);
       count.sent++;
       count.peak = Math.max(count.peak, flying.size);
       o.progress.setInFlight(flying.size);
@@ -100,6 +104,7 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
 
   return {
     drive,
+    workerOf: (index) => senders.get(index),
     records: keeper.records,
     get peakInFlight() {
       return count.peak;
