@@ -137,6 +137,16 @@ describe('compareRuns on scripted timings', () => {
     expect(formatComparison(c).split('\n')[0]).toBe('Runs compared (simulated and real mixed):');
     expect(c.notes.join('\n')).toMatch(/simulated and real runs mixed/);
   });
+
+  it('runs whose chunks were stamped differently say so (a run without clock.chunkStamp stamped per callback)', () => {
+    const older = copyWith(dirs.a2, path.join(tmp, 'a2-older'), 'manifest.json', (m) => {
+      delete (m.clock as Record<string, unknown>).chunkStamp;
+    });
+    expect(readReportRun(dirs.a).manifest?.clock.chunkStamp).toBe('turn');
+    const c = compareRuns([readReportRun(dirs.a), readReportRun(older)]);
+    expect(c.notes.join('\n')).toMatch(/stamped token chunks differently \(turn \/ callback\): part of a TTFT or ITL difference/);
+    expect(compareRuns([readReportRun(dirs.a), readReportRun(dirs.a2)]).notes.join('\n')).not.toMatch(/stamped/);
+  });
 });
 
 describe('loadlab compare (CLI)', () => {

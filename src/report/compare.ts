@@ -180,6 +180,8 @@ function diffsOf(a: ReportRun, b: ReportRun, rates: CompareRow[], bi: number, op
   return [...lat, ...rate];
 }
 
+const STAMPS_DIFFER = 'part of a TTFT or ITL difference can be the stamping (src/client/chunk-stamp.ts)';
+
 function notesOf(runs: readonly ReportRun[], provenance: RunsComparison['provenance']): string[] {
   const notes = runs.flatMap((r) => [healthWords(r.label, r.summary) ?? [], r.notes.map((n) => `${r.label}: ${n}`)].flat());
   if (provenance === 'simulated and real mixed') {
@@ -189,6 +191,8 @@ function notesOf(runs: readonly ReportRun[], provenance: RunsComparison['provena
     runs.map((r) => (manifestOf(r) ? String(manifestOf(r)!.load.options.label ?? manifestOf(r)!.load.shape) : '?')),
   );
   if (loads.size > 1) notes.push(`the runs had different loads (${[...loads].join(' / ')})`);
+  const stamps = [...new Set(runs.map((r) => manifestOf(r)?.clock?.chunkStamp ?? 'callback'))]; // older runs: per callback
+  if (stamps.length > 1) notes.push(`the runs stamped token chunks differently (${stamps.join(' / ')}): ${STAMPS_DIFFER}`);
   notes.push('ITL intervals resample single gaps, which are correlated within a request: they are narrower than they should be');
   return notes;
 }
