@@ -29,7 +29,7 @@ export type ArrivalClock = (stream: object) => number;
 
 /** The arrival clock under `mode`, on top of `now`. */
 export function chunkClock(now: () => number, mode: ChunkStamp): ArrivalClock {
-  return mode === 'callback' ? () => now() : turnClock(now);
+  return mode === 'callback' ? now : turnClock(now);
 }
 
 function turnClock(now: () => number): ArrivalClock {

@@ -4,7 +4,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { loadlabVersion, makeClock, timeStamp, type ManifestInput, type RunManifest } from '../run/manifest';
+import { loadlabVersion, makeClock, timeStamp, type ManifestInput, type RunClock, type RunManifest } from '../run/manifest';
 import { describeShape, type LoadShape } from '../schedule/shapes';
 import type { ResolvedTarget } from './target';
 
@@ -19,7 +19,7 @@ export interface LoadManifestParts {
   /** The run's origin on `performance.now()`, ms. */
   originPerfMs: number;
   /** How the client stamps token chunks (src/client/chunk-stamp.ts). */
-  chunkStamp?: 'turn' | 'callback';
+  chunkStamp?: RunClock['chunkStamp'];
   lesson?: string;
   name?: string;
   /** Merged last; `target` and `workload` are merged one level deep. */

@@ -65,7 +65,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     ...timeoutsOf(opts),
     ...(opts.headers !== undefined ? { headers: opts.headers } : {}),
   });
-  const { writer, manifest } = await openRunStore(opts, ro, target, origin, client, stop);
+  const { writer, manifest } = await openRunStore({ ...opts, stamp }, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
   const client0 = { rootUrl: target.rootUrl, model: target.model, stamp, ...auth, ...timeoutsOf(opts) };
   const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: client0 };
@@ -183,7 +183,7 @@ async function openRunStore(
     warmup: ro.warmup,
     workloadInfo: ro.workloadInfo,
     originPerfMs: origin,
-    chunkStamp: checkChunkStamp(opts.stamp),
+    ...(opts.stamp !== undefined ? { chunkStamp: opts.stamp } : {}), // checked once, in runLoad
     ...(opts.lesson !== undefined ? { lesson: opts.lesson } : {}),
     ...(opts.name !== undefined ? { name: opts.name } : {}),
     ...(opts.manifestExtra !== undefined ? { extra: opts.manifestExtra } : {}),

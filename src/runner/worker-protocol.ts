@@ -3,6 +3,7 @@
  * (`./worker-main`). Every message is structured-cloned; records travel whole.
  */
 
+import type { ChunkStamp } from '../client/chunk-stamp';
 import type { Api, RequestRecord, RequestSpec } from '../types';
 import type { ClientHealth } from './health';
 
@@ -17,7 +18,7 @@ export interface WorkerInit {
   timeoutMs?: number;
   idleTimeoutMs?: number;
   /** How the worker's client stamps token chunks (src/client/chunk-stamp.ts). */
-  stamp?: 'turn' | 'callback';
+  stamp?: ChunkStamp;
   /** Request ids are `<idPrefix>-<index>`, as `./runner-sender` makes them (`ll-<8 random hex>`, one per run). */
   idPrefix: string;
   /** Connections of this worker's client. */
