@@ -168,9 +168,11 @@ describe('faults switched at run time (POST /loadlab/faults): stall and slow hea
     const r = await runLoad({ baseUrl: sim.baseUrl, workload: [spec], requests: 4, shape: burst(), out: false });
     for (const rec of r.records) {
       expect(rec.ok).toBe(true);
-      // Chat: role chunk + first token = 2 events, then the stall, then token 2.
-      expect(rec.itlMs[0]).toBeGreaterThanOrEqual(395);
-      expect(Math.max(...rec.itlMs.slice(1))).toBeLessThan(395);
+      // Chat: role chunk + first token = 2 events, then the stall, then token 2. The client's gap is the
+      // stall plus the difference of its two stamps' lags: on a loaded CI machine the token before the
+      // stall was once stamped 11 ms late (388.6 ms). A gap over 300 ms is the stall; no other gap is.
+      expect(rec.itlMs[0]).toBeGreaterThanOrEqual(300);
+      expect(Math.max(...rec.itlMs.slice(1))).toBeLessThan(300);
     }
     await postFaults({}); // all off again
   });

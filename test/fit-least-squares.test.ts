@@ -4,6 +4,7 @@
  * identified" for a parameter no observation depends on or one collinear with another.
  */
 import { describe, expect, it } from 'vitest';
+import { withinFormat } from '../src/fit/calibration';
 import { fitPerf } from '../src/fit/least-squares';
 import { symmetricEigen, tQuantile } from '../src/fit/linalg';
 import { decodeBatch, type FitParam, type Observation, predictObservation, prefillBatch, withPerf } from '../src/fit/step-model';
@@ -88,5 +89,27 @@ describe('fitPerf', () => {
   it('refuses empty input naming the fix', () => {
     expect(() => fitPerf([], DEFAULT_PROFILE, { params: ALL })).toThrow(/run the probe plan first/);
     expect(() => fitPerf(design, DEFAULT_PROFILE, { params: [] })).toThrow(/at least one parameter/);
+  });
+});
+
+describe('withinFormat (a fitted value outside the profile format)', () => {
+  const base = { name: 'etaKv' as const, prior: 0.72 };
+
+  it('clamps an identified fraction whose interval reaches 1 to 1 and keeps it identified', () => {
+    const p = withinFormat({ ...base, value: 1.0101, low: 0.985, high: 1.036, identified: true });
+    expect(p).toMatchObject({ value: 1, low: 0.985, high: 1, identified: true });
+    expect(p.reason).toBeUndefined();
+  });
+
+  it('reports a fit that ran past the bound with its whole interval as not identified, naming the range', () => {
+    const p = withinFormat({ ...base, value: 1.4, low: 1.2, high: 1.6, identified: true });
+    expect(p).toMatchObject({ value: 1, identified: false });
+    expect(p.reason).toMatch(/outside the format's \(0, 1\]: the probes show no such cost/);
+    expect(withinFormat({ ...base, value: 1.05, identified: false, reason: 'x' }).identified).toBe(false);
+  });
+
+  it('leaves a value inside the range as it is', () => {
+    const p = { ...base, value: 0.8, low: 0.78, high: 0.82, identified: true };
+    expect(withinFormat(p)).toBe(p);
   });
 });

@@ -57,7 +57,12 @@ describe('calibrate against a simulator with a hidden profile', () => {
   it('brings every identified parameter within 5 % of the hidden value, and identifies the main ones', () => {
     const identified = result.params.filter((p) => p.identified);
     for (const p of identified) expect(rel(p.value, hidden.profile.perf[p.name]), p.name).toBeLessThan(0.05);
-    expect(identified.map((p) => p.name)).toEqual(expect.arrayContaining(['etaWeights', 'marlinFlops']));
+    const why = result.params.map((p) => `${p.name}: ${p.reason ?? 'identified'}`).join('; ');
+    const seen = result.observations.map((o, i) => `${o.probe} ${o.ms.toFixed(3)} ms (${result.fit.residuals[i].toFixed(4)})`);
+    expect(
+      identified.map((p) => p.name),
+      `${why}; observations ${seen.join(', ')}`,
+    ).toEqual(expect.arrayContaining(['etaWeights', 'marlinFlops']));
     for (const p of result.params.filter((x) => !x.identified)) expect(p.reason, p.name).toMatch(/\S/);
     expect(result.notIdentified).toEqual(result.params.filter((p) => !p.identified).map((p) => p.name));
   });

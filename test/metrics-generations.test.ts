@@ -235,6 +235,7 @@ describe('SimMetrics gauges per generation (no server, no clock)', () => {
       prefixCacheQueries: 900,
       prefixCacheHits: 320,
       steps: 40,
+      resyncs: 1,
       swapOutBlocks: 12,
       swapInBlocks: 4,
       swapped: 2,

@@ -281,6 +281,7 @@ describe('simulated vLLM over HTTP', () => {
       'vllm:prefix_cache_queries',
       'vllm:prefix_cache_hits',
       'loadlab:sim_steps',
+      'loadlab:sim_resyncs',
     ]) {
       expect(text).toContain(`# TYPE ${c}_total counter\n${c}_total${lbl} `);
       expect(text).toContain(`${c}_created${lbl} `);

@@ -92,14 +92,19 @@ export function apiOverheadFit(samples: readonly ApiSample[], prior: number): Fi
 }
 
 /**
- * A value outside the profile format's range (`profile-fields.ts`, e.g. FLOP/s ≤ 1e17) means the fit ran
- * off towards "no such cost": clamp it to the bound and report it not identified.
+ * A value outside the profile format's range (`profile-fields.ts`, e.g. a fraction > 1) is clamped to
+ * the bound. When the parameter was identified and its 95 % interval reaches the bound, the bound is a
+ * value the probes allow (a hidden η of 0.99 fits as 1.01 ± 2.5 %): it stays identified, its interval
+ * clamped too. Otherwise the fit ran off towards "no such cost", and the parameter is reported not identified.
  */
-function withinFormat(p: FittedParam): FittedParam {
+export function withinFormat(p: FittedParam): FittedParam {
   const kind = KINDS[FIELDS.perf[p.name]];
   const low = kind.openMin ? kind.min + Number.EPSILON : kind.min;
   if (p.value >= low && p.value <= kind.max) return p;
   const value = Math.min(kind.max, Math.max(low, p.value));
+  const clamp = (x: number) => Math.min(kind.max, Math.max(low, x));
+  if (p.identified && p.low !== undefined && p.high !== undefined && p.low <= kind.max && p.high >= low)
+    return { ...p, value, low: clamp(p.low), high: clamp(p.high) };
   const why = `the fit ran to ${p.value.toPrecision(3)} ${kind.unit}, outside the format's ${kind.openMin ? '(' : '['}${kind.min}, ${kind.max}]: the probes show no such cost`;
   return { name: p.name, prior: p.prior, value, identified: false, reason: why };
 }

@@ -9,9 +9,10 @@
  * - Client: token gaps of chunks that arrived after the wave's last first token and before its
  *   first finished stream (client clock: network and client load enter).
  */
-import { type HistogramSnapshot, histogramMean } from '../observe/histogram';
-import type { MetricFamily } from '../observe/prometheus';
+import { histogramDelta } from '../observe/histogram';
+import { type MetricFamily, sumValues } from '../observe/prometheus';
 import type { RequestRecord } from '../types';
+import { SIM_RESYNC_SERIES } from '../wire/sim-series';
 import { deltas, histograms, type ProbeHistograms, scrapeMetrics } from './server-scrape';
 
 /** Mean inter-token latency over a clean window of a wave. */
@@ -27,21 +28,32 @@ export interface DecodeWindow {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Steps later than `boundS` in `h` (a lateness histogram delta): the count above the largest bucket bound ≤ boundS. */
-function lateSteps(h: HistogramSnapshot | undefined, boundS: number): number {
-  if (!h) return 0;
-  let i = -1;
-  while (i + 1 < h.le.length && h.le[i + 1] <= boundS) i++;
-  return h.count - (i >= 0 ? h.counts[i] : 0);
+/** A scrape during the wave: histogram deltas since its start, and the simulator's step and resync counters. */
+export interface WaveSnap {
+  h: ProbeHistograms;
+  /** `loadlab:sim_steps_total` and `loadlab:sim_resyncs_total`; undefined on a real vLLM. */
+  steps?: number;
+  resyncs?: number;
+}
+
+function waveSnap(fams: MetricFamily[], h0: ProbeHistograms): WaveSnap {
+  const steps = sumValues(fams, 'loadlab:sim_steps_total');
+  const resyncs = sumValues(fams, `${SIM_RESYNC_SERIES}_total`);
+  return {
+    h: deltas(histograms(fams), h0),
+    ...(steps !== undefined ? { steps } : {}),
+    ...(resyncs !== undefined ? { resyncs } : {}),
+  };
 }
 
 /**
  * Poll `/metrics` while the wave runs (until `done()`) and return the clean window's ITL, if one was
- * caught. The simulator runs in real time: a step that ends more than its own duration late makes it
- * resync to the clock, and the gap enters its ITL. So the window is summed interval by interval
- * (between consecutive scrapes), leaving out intervals where `loadlab:sim_step_lateness_seconds`
- * shows a step later than the interval's mean ITL, and the interval after each (the inflated sample
- * is observed one step later). A real vLLM has no such series: nothing is left out.
+ * caught. The simulator runs in real time: a step that ends later than its own duration makes it
+ * start the next step at the actual time (a resync, src/sim/engine/engine-loop.ts), and that gap enters
+ * the ITL sample of the next step's outputs. So the window is summed interval by interval (between
+ * consecutive scrapes), leaving out each interval where `loadlab:sim_resyncs_total` rose, and the
+ * intervals after it until the step after the resync has ended (the steps counter has passed the value
+ * it had when the resync was seen). A real vLLM has no such series: nothing is left out.
  */
 export async function serverWindow(
   baseUrl: string,
@@ -51,34 +63,35 @@ export async function serverWindow(
   done: () => boolean,
 ): Promise<DecodeWindow | undefined> {
   const h0 = histograms(start);
-  const snaps: ProbeHistograms[] = [];
+  const first = waveSnap(start, h0);
+  const snaps: WaveSnap[] = [];
   while (!done()) {
     await sleep(30);
     const fams = await scrapeMetrics(baseUrl, apiKey);
     if (!fams) continue;
-    const d = deltas(histograms(fams), h0);
-    if ((d.e2e?.count ?? 0) > 0) break;
-    if ((d.ttft?.count ?? 0) >= batch) snaps.push(d);
+    const s = waveSnap(fams, h0);
+    if ((s.h.e2e?.count ?? 0) > 0) break;
+    if ((s.h.ttft?.count ?? 0) >= batch) snaps.push(s);
   }
+  return cleanWindow(first, snaps, batch);
+}
+
+/** The ITL of the intervals between `snaps` (scrapes after every first token) that no resync touched (see `serverWindow`). */
+export function cleanWindow(first: WaveSnap, snaps: readonly WaveSnap[], batch: number): DecodeWindow | undefined {
   let count = 0;
   let sumS = 0;
   let tokens = 0;
-  const pick = (h: ProbeHistograms): ProbeHistograms => ({
-    ...(h.itl ? { itl: h.itl } : {}),
-    ...(h.late ? { late: h.late } : {}),
-  });
-  let lateBefore = snaps.length > 0 ? lateSteps(snaps[0].late, 0.001) > 0 : false;
+  // Steps launched when the last resync was seen: an interval starting at or before it may hold the gap.
+  let dirtyUntil = snaps.length > 0 && (snaps[0].resyncs ?? 0) > (first.resyncs ?? 0) ? (snaps[0].steps ?? 0) : -1;
   for (let k = 1; k < snaps.length; k++) {
-    const w = deltas(pick(snaps[k]), pick(snaps[k - 1]));
-    if (!w.itl || w.itl.count <= 0) continue;
-    const late = lateSteps(w.late, histogramMean(w.itl)) > 0;
-    // A resync inflates the ITL of the step after the late one, which may land in the next interval.
-    const skip = late || lateBefore;
-    lateBefore = late;
-    if (skip) continue;
-    count += w.itl.count;
-    sumS += w.itl.sum;
-    tokens += w.itl.count * (1 + ((snaps[k].itl?.count ?? 0) + (snaps[k - 1].itl?.count ?? 0)) / (2 * batch));
+    const [a, b] = [snaps[k - 1], snaps[k]];
+    if ((b.resyncs ?? 0) > (a.resyncs ?? 0)) dirtyUntil = b.steps ?? 0;
+    const skip = (b.resyncs ?? 0) > (a.resyncs ?? 0) || (a.steps ?? 0) <= dirtyUntil;
+    const itl = b.h.itl && histogramDelta(b.h.itl, a.h.itl);
+    if (skip || !itl || itl.count <= 0) continue;
+    count += itl.count;
+    sumS += itl.sum;
+    tokens += itl.count * (1 + ((b.h.itl?.count ?? 0) + (a.h.itl?.count ?? 0)) / (2 * batch));
   }
   if (count <= 0) return undefined;
   return { source: 'metrics', count, meanMs: (1e3 * sumS) / count, meanGeneratedTokens: tokens / count };

@@ -13,8 +13,6 @@ export const PROBE_HISTOGRAMS = {
   ttft: ['vllm:time_to_first_token_seconds'],
   queue: ['vllm:request_queue_time_seconds'],
   e2e: ['vllm:e2e_request_latency_seconds'],
-  /** Simulator only: how late each step ended versus its modelled end (`decode-window.ts` uses it). */
-  late: ['loadlab:sim_step_lateness_seconds'],
 } as const;
 
 /** Histogram deltas over one probe, by role; absent when the server lacks the series. */

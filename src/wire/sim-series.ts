@@ -19,6 +19,13 @@ export const SIM_CPU_SERIES = {
 export const SIM_LATE_STEP_SERIES = 'loadlab:sim_late_step_seconds';
 
 /**
+ * Steps that ended later than their own duration (exported with `_total`). After each, the simulator
+ * started the next step at the actual time, so every running stream's inter-token latency holds the gap
+ * (src/sim/engine/engine-loop.ts); the calibration leaves those steps out (src/fit/decode-window.ts).
+ */
+export const SIM_RESYNC_SERIES = 'loadlab:sim_resyncs';
+
+/**
  * The simulator's send log (src/sim/http/send-log.ts): `POST` `{"request_ids": [...]}` answers
  * `{"clock": "CLOCK_MONOTONIC ms", "sends": {"<x-request-id>": [ms, …]}}`, the time each token chunk of those
  * streams was written, and forgets them. Real vLLM has no such route (a 404 there).

@@ -92,7 +92,7 @@ export function createEngine(opts: EngineOptions): SimEngineHandle {
     },
     add,
     abort,
-    stats: () => engineStats(sched, loop.steps),
+    stats: () => engineStats(sched, loop.steps, loop.resyncs),
     onStep(fn) {
       loop.stepSubs.push(fn);
     },
@@ -121,7 +121,7 @@ function checkPromptFits(input: EngineRequestInput, config: EngineConfig): void 
 }
 
 /** The engine's counters and gauges now (`waiting` counts swapped requests too). */
-function engineStats(sched: Scheduler, steps: number): EngineStats {
+function engineStats(sched: Scheduler, steps: number, resyncs: number): EngineStats {
   const kv = sched.kv;
   return {
     running: sched.running.length,
@@ -133,6 +133,7 @@ function engineStats(sched: Scheduler, steps: number): EngineStats {
     prefixCacheQueries: kv.prefixQueries,
     prefixCacheHits: kv.prefixHits,
     steps,
+    resyncs,
     swapOutBlocks: kv.swapOutBlocks,
     swapInBlocks: kv.swapInBlocks,
     swapped: sched.swapped.size,

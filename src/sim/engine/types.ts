@@ -89,6 +89,8 @@ export interface EngineStats {
   prefixCacheQueries: number;
   prefixCacheHits: number;
   steps: number;
+  /** Steps that ended later than their own duration, after which the next step started late (a gap in every stream's ITL). */
+  resyncs: number;
   /** Blocks swapped out/in (swap mode). */
   swapOutBlocks: number;
   swapInBlocks: number;

@@ -5,7 +5,7 @@
  * labels and buckets as in `vllm/v1/metrics/loggers.py`) and `metric-v0.ts` (V0 engine, 0.6,
  * `vllm/engine/metrics.py`). Registration order is the order of the rendered text.
  */
-import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../../wire/sim-series';
+import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES, SIM_RESYNC_SERIES } from '../../wire/sim-series';
 import { hostCpu, sharedThreadSchedReader } from '../../proc/cpu-times';
 import { FAULT_KINDS, type FaultKind } from './faults';
 import { createLateSteps } from './late-steps';
@@ -170,6 +170,13 @@ export function simOnlySeries(reg: PromRegistry, facts: SeriesFacts): SimOnlySer
   );
   const counters: CounterReader[] = [
     [reg.counter('loadlab:sim_steps', 'Simulator only: engine steps run.'), (s) => s.steps],
+    [
+      reg.counter(
+        SIM_RESYNC_SERIES,
+        'Simulator only: steps that ended later than their own duration; the next step started that late, a gap in every running stream.',
+      ),
+      (s) => s.resyncs,
+    ],
     [
       reg.counter('loadlab:sim_swap_out_blocks', 'Simulator only: KV blocks swapped out to CPU (--preemption-mode swap).'),
       (s) => s.swapOutBlocks,
