@@ -1,12 +1,16 @@
 /**
  * The calibration's clean decode window leaves out exactly the intervals a simulator resync touched
  * (src/fit/decode-window.ts): the interval where `loadlab:sim_resyncs_total` rose, and the intervals
- * until the step after it has ended. CI once failed the hidden-profile recovery because a resync gap
- * entered a window (decode B=16 n=64 read 10.47 ms for a 9.86 ms step): the old rule judged lateness
- * by histogram buckets against the interval's mean ITL, and missed it.
+ * until the step after it has ended. CI once failed the hidden-profile recovery (only marlinFlops
+ * identified); reproduced under the test suite's load, a resync gap had entered a window (decode B=16
+ * n=64 read 10.47 ms for a 9.86 ms step): the old rule judged lateness by histogram buckets against
+ * the interval's mean ITL, and missed it. A probe whose window was not
+ * caught says so in its progress line.
  */
 import { describe, expect, it } from 'vitest';
+import { probeLine } from '../src/fit/calibration';
 import { cleanWindow, type WaveSnap } from '../src/fit/decode-window';
+import type { RequestRecord } from '../src/types';
 
 const B = 4;
 const STEP_S = 0.01;
@@ -89,5 +93,29 @@ describe('the clean decode window', () => {
       false,
     );
     expect(cleanWindow(first, snaps, B)?.count).toBe(6 * B);
+  });
+});
+
+describe("a calibration probe's progress line", () => {
+  const probe = {
+    name: 'decode B=16 n=64',
+    kind: 'decode' as const,
+    concurrency: 16,
+    promptTokens: 32,
+    outputTokens: 64,
+    repeats: 1,
+  };
+  const record = {} as RequestRecord;
+  const window = { source: 'metrics' as const, count: 800, meanMs: 9.86, meanGeneratedTokens: 30 };
+
+  it('says when no clean decode window was caught, so its ITL is left out of the fit', () => {
+    const m = { probe, records: [record, record], failures: { http_500: 1 }, wallSeconds: 0.71 };
+    expect(probeLine(8, 10, m)).toBe(
+      '[9/10] decode B=16 n=64: 2 ok, 1 failed, no clean decode window caught (its ITL is left out of the fit), 0.7 s',
+    );
+    expect(probeLine(8, 10, { ...m, window, failures: {} })).toBe('[9/10] decode B=16 n=64: 2 ok, 0.7 s');
+    expect(probeLine(0, 10, { ...m, records: [], failures: { http_500: 16 } })).toBe(
+      '[1/10] decode B=16 n=64: 0 ok, 16 failed, 0.7 s',
+    );
   });
 });

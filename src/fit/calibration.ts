@@ -109,6 +109,17 @@ export function withinFormat(p: FittedParam): FittedParam {
   return { name: p.name, prior: p.prior, value, identified: false, reason: why };
 }
 
+/**
+ * The progress line of probe `i` (0-based) of `n`. A probe whose clean decode window was not caught
+ * (`decode-window.ts`: the simulator resynced in every interval, or no scrape fell between the last
+ * first token and the first finish) says so: its ITL is left out of the fit.
+ */
+export function probeLine(i: number, n: number, m: ProbeMeasurement): string {
+  const failed = Object.values(m.failures).reduce((a, x) => a + x, 0);
+  const noWindow = m.records.length > 0 && !m.window ? ', no clean decode window caught (its ITL is left out of the fit)' : '';
+  return `[${i + 1}/${n}] ${m.probe.name}: ${m.records.length} ok${failed ? `, ${failed} failed` : ''}${noWindow}, ${m.wallSeconds.toFixed(1)} s`;
+}
+
 async function describeTarget(o: CalibrateOptions, probe: TargetProbe, metrics: boolean): Promise<CalibrationTarget> {
   const model = o.model ?? probe.model;
   if (!model) throw new Error(`${o.baseUrl} lists no model; pass --model NAME (the server's served model name)`);
@@ -167,10 +178,7 @@ export async function calibrate(opts: CalibrateOptions): Promise<CalibrationResu
     for (const [i, p] of plan.entries()) {
       const m = await runProbe(t, p);
       measurements.push(m);
-      const failed = Object.values(m.failures).reduce((a, x) => a + x, 0);
-      say(
-        `[${i + 1}/${plan.length}] ${p.name}: ${m.records.length} ok${failed ? `, ${failed} failed` : ''}, ${m.wallSeconds.toFixed(1)} s`,
-      );
+      say(probeLine(i, plan.length, m));
     }
   } finally {
     await client.close();
