@@ -101,8 +101,8 @@ export function withinFormat(p: FittedParam): FittedParam {
   const kind = KINDS[FIELDS.perf[p.name]];
   const low = kind.openMin ? kind.min + Number.EPSILON : kind.min;
   if (p.value >= low && p.value <= kind.max) return p;
-  const value = Math.min(kind.max, Math.max(low, p.value));
   const clamp = (x: number) => Math.min(kind.max, Math.max(low, x));
+  const value = clamp(p.value);
   if (p.identified && p.low !== undefined && p.high !== undefined && p.low <= kind.max && p.high >= low)
     return { ...p, value, low: clamp(p.low), high: clamp(p.high) };
   const why = `the fit ran to ${p.value.toPrecision(3)} ${kind.unit}, outside the format's ${kind.openMin ? '(' : '['}${kind.min}, ${kind.max}]: the probes show no such cost`;

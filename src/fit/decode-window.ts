@@ -12,7 +12,7 @@
 import { histogramDelta } from '../observe/histogram';
 import { type MetricFamily, sumValues } from '../observe/prometheus';
 import type { RequestRecord } from '../types';
-import { SIM_RESYNC_SERIES } from '../wire/sim-series';
+import { SIM_RESYNC_SERIES, SIM_STEPS_SERIES } from '../wire/sim-series';
 import { deltas, histograms, type ProbeHistograms, scrapeMetrics } from './server-scrape';
 
 /** Mean inter-token latency over a clean window of a wave. */
@@ -37,7 +37,7 @@ export interface WaveSnap {
 }
 
 function waveSnap(fams: MetricFamily[], h0: ProbeHistograms): WaveSnap {
-  const steps = sumValues(fams, 'loadlab:sim_steps_total');
+  const steps = sumValues(fams, `${SIM_STEPS_SERIES}_total`);
   const resyncs = sumValues(fams, `${SIM_RESYNC_SERIES}_total`);
   return {
     h: deltas(histograms(fams), h0),
@@ -81,14 +81,15 @@ export function cleanWindow(first: WaveSnap, snaps: readonly WaveSnap[], batch: 
   let count = 0;
   let sumS = 0;
   let tokens = 0;
-  // Steps launched when the last resync was seen: an interval starting at or before it may hold the gap.
-  let dirtyUntil = snaps.length > 0 && (snaps[0].resyncs ?? 0) > (first.resyncs ?? 0) ? (snaps[0].steps ?? 0) : -1;
+  const rose = (a: WaveSnap, b: WaveSnap) => (b.resyncs ?? 0) > (a.resyncs ?? 0);
+  // Steps launched when the last resync was seen: an interval starting at or before it may hold the gap
+  // (the steps counter never falls, so an interval where a resync was seen starts at or before it too).
+  let dirtyUntil = snaps.length > 0 && rose(first, snaps[0]) ? (snaps[0].steps ?? 0) : -1;
   for (let k = 1; k < snaps.length; k++) {
     const [a, b] = [snaps[k - 1], snaps[k]];
-    if ((b.resyncs ?? 0) > (a.resyncs ?? 0)) dirtyUntil = b.steps ?? 0;
-    const skip = (b.resyncs ?? 0) > (a.resyncs ?? 0) || (a.steps ?? 0) <= dirtyUntil;
+    if (rose(a, b)) dirtyUntil = b.steps ?? 0;
     const itl = b.h.itl && histogramDelta(b.h.itl, a.h.itl);
-    if (skip || !itl || itl.count <= 0) continue;
+    if ((a.steps ?? 0) <= dirtyUntil || !itl || itl.count <= 0) continue;
     count += itl.count;
     sumS += itl.sum;
     tokens += itl.count * (1 + ((b.h.itl?.count ?? 0) + (a.h.itl?.count ?? 0)) / (2 * batch));

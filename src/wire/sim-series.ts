@@ -18,6 +18,9 @@ export const SIM_CPU_SERIES = {
 /** Lateness of the simulator's steps more than 1 ms late, seconds, by `cause`: `waiting_for_cpu` or `other`. */
 export const SIM_LATE_STEP_SERIES = 'loadlab:sim_late_step_seconds';
 
+/** Engine steps launched so far (exported with `_total`); the calibration's decode window reads it (src/fit/decode-window.ts). */
+export const SIM_STEPS_SERIES = 'loadlab:sim_steps';
+
 /**
  * Steps that ended later than their own duration (exported with `_total`). After each, the simulator
  * started the next step at the actual time, so every running stream's inter-token latency holds the gap

@@ -5,7 +5,7 @@
  * labels and buckets as in `vllm/v1/metrics/loggers.py`) and `metric-v0.ts` (V0 engine, 0.6,
  * `vllm/engine/metrics.py`). Registration order is the order of the rendered text.
  */
-import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES, SIM_RESYNC_SERIES } from '../../wire/sim-series';
+import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES, SIM_RESYNC_SERIES, SIM_STEPS_SERIES } from '../../wire/sim-series';
 import { hostCpu, sharedThreadSchedReader } from '../../proc/cpu-times';
 import { FAULT_KINDS, type FaultKind } from './faults';
 import { createLateSteps } from './late-steps';
@@ -169,7 +169,7 @@ export function simOnlySeries(reg: PromRegistry, facts: SeriesFacts): SimOnlySer
     LATENESS_BUCKETS,
   );
   const counters: CounterReader[] = [
-    [reg.counter('loadlab:sim_steps', 'Simulator only: engine steps run.'), (s) => s.steps],
+    [reg.counter(SIM_STEPS_SERIES, 'Simulator only: engine steps run.'), (s) => s.steps],
     [
       reg.counter(
         SIM_RESYNC_SERIES,
