@@ -9,6 +9,18 @@
  */
 export const STEAL_NAMED_PERCENT = 0.5;
 
+/**
+ * A measured value beside the bound it passed, as the verdicts word it: `2.04 ms > 2 ms`, never `2.0 ms > 2 ms`.
+ * One decimal, or more (up to three) while the rounded value would not read as past the bound; past
+ * that, `2.000 ms, just over 2 ms`.
+ */
+export function pastBound(value: number, bound: number, unit = 'ms'): string {
+  let digits = 1;
+  while (digits < 3 && Number(value.toFixed(digits)) <= bound) digits++;
+  const shown = value.toFixed(digits);
+  return Number(shown) > bound ? `${shown} ${unit} > ${bound} ${unit}` : `${shown} ${unit}, just over ${bound} ${unit}`;
+}
+
 /** What delayed the client's loop most (late ms); `none`: no 10 ms interval was late by more than 1 ms. */
 export type StallCause = 'own-cpu' | 'gc' | 'other-processes' | 'none';
 

@@ -1,6 +1,7 @@
 import { runLoad } from '../src/runner/runner';
 import { closedLoop } from '../src/schedule/shapes';
 import { healthFlag } from '../src/view/tables';
+import { pastBound } from '../src/client-stall';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -72,6 +73,12 @@ describe('assessSimLateness (pure)', () => {
     expect(v.simBehind).toBe(true);
     expect(v.reasons[0]).toMatch(/^The simulator fell behind real time: its step lateness p99 4\.6 ms > 2 ms/);
     expect(assessSimLateness(4.56, 5).simBehind).toBe(false);
+  });
+  it('words a p99 just past its bound with the digits that show it is past (2.04 ms > 2 ms, not 2.0 ms > 2 ms)', () => {
+    expect(assessSimLateness(2.04).reasons[0]).toContain('p99 2.04 ms > 2 ms');
+    expect(assessSimLateness(2.0004).reasons[0]).toContain('p99 2.000 ms, just over 2 ms, so every');
+    expect(pastBound(5.2, 5)).toBe('5.2 ms > 5 ms');
+    expect(pastBound(5.004, 5)).toBe('5.004 ms > 5 ms');
   });
   it('says how many steps the p99 rests on, and when they are too few for more than the latest one or two', () => {
     expect(assessSimLateness(4.56, 2, undefined, 57).reasons[0]).toContain(

@@ -206,7 +206,7 @@ describe('judgeStampLag: the client-bound verdict judged on the stamps', () => {
     expect(v.clientBound).toBe(true);
     expect(v.reasons).toEqual([
       "The load generator was the bottleneck: checked against the simulator's own send times, token chunks were stamped " +
-        '6.7 ms late at p99 (> 5 ms; p50 1.2, max 12.0 ms, 5000 chunks). TTFT and E2E include that much of the ' +
+        'late by 6.7 ms > 5 ms at p99 (p50 1.2, max 12.0 ms, 5000 chunks). TTFT and E2E include that much of the ' +
         "client's own delay. ITL p99 was 16.5 ms as measured and 13.3 ms as the simulator sent the same chunks.",
     ]);
     expect(v.stampLag?.p99Ms).toBe(6.7);

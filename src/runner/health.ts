@@ -18,7 +18,7 @@
 
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { StampLag } from '../client-stall';
+import { pastBound, type StampLag } from '../client-stall';
 import { startStallWatch, stallSentence, type ClientStall } from './stall-blame';
 
 export type { ClientStall, StallCause } from './stall-blame';
@@ -150,7 +150,7 @@ export function assessClientHealth(
           (h.cores > 0 ? ` (load average ${f1(h.loadAverage1m)} on ${h.cores} cores).` : '.')
         : '';
     reasons.push(
-      `The load generator was the bottleneck: ${LOOP_DELAY_REASON} ${f1(h.eventLoopDelayP99Ms)} ms > ${t.delayP99Ms} ms` +
+      `The load generator was the bottleneck: ${LOOP_DELAY_REASON} ${pastBound(h.eventLoopDelayP99Ms, t.delayP99Ms)}` +
         ` (max ${f1(h.eventLoopDelayMaxMs)} ms). Its timings include Node's own delay.${starved}${h.stall ? '' : ` ${ADVICE}`}`,
     );
   }

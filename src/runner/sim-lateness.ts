@@ -12,6 +12,7 @@ import { serverRoot, type TargetAuth } from '../client/url';
 import { parsePrometheus, pickValue, type MetricFamily } from '../observe/prometheus';
 import { simLateness } from '../observe/vllm-metrics';
 import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../wire/sim-series';
+import { pastBound } from '../client-stall';
 import { stealAdvice } from './stall-blame';
 
 /** Simulator step lateness p99 above which its timings are less faithful, ms (as the simulator's own warning). */
@@ -101,7 +102,7 @@ export function assessSimLateness(
     p99Ms,
     simBehind: true,
     reasons: [
-      `The simulator fell behind real time: its step lateness p99 ${f1(p99Ms)} ms > ${thresholdMs} ms${stepsWords(steps)}, so every ` +
+      `The simulator fell behind real time: its step lateness p99 ${pastBound(p99Ms, thresholdMs)}${stepsWords(steps)}, so every ` +
         `token arrived up to that much later than the modelled GPU would send it, and ITL and TPOT read high.` +
         cpuSentence(cpu),
     ],

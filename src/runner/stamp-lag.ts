@@ -9,7 +9,7 @@
  * each other. Against the simulator the client-bound verdict is therefore judged on the stamps
  * themselves ({@link judgeStampLag}); real vLLM has no send log, and its runs keep the loop's verdict.
  */
-import type { StampLag } from '../client-stall';
+import { pastBound, type StampLag } from '../client-stall';
 import { request } from '../client/undici';
 import { targetHeaders, type TargetAuth } from '../client/url';
 import { percentile } from '../stats/percentile';
@@ -128,7 +128,7 @@ export function stampLagSentence(lag: StampLag, limitMs: number): string {
     : '';
   return (
     `The load generator was the bottleneck: checked against the simulator's own send times, token chunks were stamped ` +
-    `${f1(lag.p99Ms)} ms late at p99 (> ${limitMs} ms; p50 ${f1(lag.p50Ms)}, max ${f1(lag.maxMs)} ms, ${lag.chunks} chunks). ` +
+    `late by ${pastBound(lag.p99Ms, limitMs)} at p99 (p50 ${f1(lag.p50Ms)}, max ${f1(lag.maxMs)} ms, ${lag.chunks} chunks). ` +
     `TTFT and E2E include that much of the client's own delay.${itl}`
   );
 }
