@@ -9,6 +9,7 @@
  */
 
 import { hostCpu } from '../src/proc/cpu-times';
+import { distProblem } from '../src/proc/dist';
 import { loadLine, machine, stealPercent, waitForQuiet, writeResult, type BenchOptions, type BenchResult } from './common';
 
 /** name → loader (lazy, so one benchmark's imports do not load the others); `quick`: it has a smoke run. */
@@ -72,6 +73,14 @@ async function main(): Promise<void> {
       .map(([n, b]) => `  ${n.padEnd(9)} ${b.about}`)
       .join('\n');
     console.error(`unknown benchmark ${unknown.join(', ')}; choose from:\n${list}\n(e.g. npm run bench -- client)`);
+    process.exitCode = 2;
+    return;
+  }
+  // The benches time whole processes (the simulator, the null server, `loadlab run`) as a learner runs them: from
+  // dist/. A stale dist/ would silently run them through tsx and time the TypeScript compiler too.
+  const stale = distProblem();
+  if (stale !== undefined && process.env.LOADLAB_NO_DIST !== '1') {
+    console.error(`dist/ is out of date: ${stale}. The benchmarks time whole processes as learners run them, from dist/.`);
     process.exitCode = 2;
     return;
   }

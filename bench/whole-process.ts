@@ -99,3 +99,22 @@ export async function loadlabRunReader(p: PassSpec): Promise<ReaderPass> {
     rmSync(out, { recursive: true, force: true });
   }
 }
+
+/** What a whole process costs before it reads a single event, ms of CPU (medians): a bare Node and a one-request `loadlab run`. */
+export interface FixedCosts {
+  /** `node -e 0`: the least any Node reader's process costs. */
+  nodeMs: number;
+  /** One whole `loadlab run` of 1 request × 5 tokens: LoadLab's start-up, probes, files and exit. */
+  oneRunMs: number;
+}
+
+/** Measure {@link FixedCosts} against the null server at `baseUrl` (5 bare Nodes, 3 one-request runs). */
+export async function fixedCosts(baseUrl: string, port: number): Promise<FixedCosts> {
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const node: number[] = [];
+  for (let i = 0; i < 5; i++) node.push((await childCpu(process.execPath, ['-e', '0'])).cpuMs);
+  const one: number[] = [];
+  for (let i = 0; i < 3; i++)
+    one.push((await loadlabRunReader({ baseUrl, port, streams: 1, tokens: 5, gapMs: 1, prefix: `fixed-${i}` })).cpuMs);
+  return { nodeMs: med(node), oneRunMs: med(one) };
+}
