@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedLoop, type RunLoadOptions, runLoad } from '../src/index';
 import { monoNowMs } from '../src/proc/mono-clock';
 import type { ClientHealth } from '../src/runner/health';
-import { judgeStampLag, STAMP_LAG_MIN_CHUNKS, stampLagOf, type StampLag } from '../src/runner/stamp-lag';
+import { FEW_CHUNKS, judgeStampLag, STAMP_LAG_MIN_CHUNKS, stampLagOf, type StampLag } from '../src/runner/stamp-lag';
 import { SEND_LOG_MAX_STAMPS, SendLog } from '../src/sim/http/send-log';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { healthBannerLines } from '../src/view/banner';
@@ -210,6 +210,13 @@ describe('judgeStampLag: the client-bound verdict judged on the stamps', () => {
         "client's own delay. ITL p99 was 16.5 ms as measured and 13.3 ms as the simulator sent the same chunks.",
     ]);
     expect(v.stampLag?.p99Ms).toBe(6.7);
+  });
+
+  it('with few chunks, says how many of the latest its p99 rests on (numpy: between index 206 and 207 of 210)', () => {
+    expect(judgeStampLag(health([]), lag(5.5, 210)).reasons[0]).toContain(
+      'late by 5.5 ms > 5 ms at p99 (p50 1.2, max 12.0 ms, only 210 chunks, so the p99 rests on the latest 4). ',
+    );
+    expect(judgeStampLag(health([]), lag(5.5, FEW_CHUNKS)).reasons[0]).toContain(`max 12.0 ms, ${FEW_CHUNKS} chunks). `);
   });
 
   it('stamps on time: a late loop is not a verdict; a CPU reason stays', () => {

@@ -25,6 +25,16 @@ export type { StampLag } from '../client-stall';
 /** Fewer token chunks than this and the verdict stays the event loop's: a p99 would rest on one or two chunks. */
 export const STAMP_LAG_MIN_CHUNKS = 100;
 
+/** Below this many token chunks, the stamp-lag sentence says how many of the latest chunks its p99 rests on. */
+export const FEW_CHUNKS = 1000;
+
+/** How the sentence counts the chunks: with few, the p99 (numpy's linear rule) lies between the latest k−1 and k. */
+function chunksWords(n: number): string {
+  if (n >= FEW_CHUNKS) return `${n} chunks`;
+  const k = n - Math.floor(0.99 * (n - 1));
+  return `only ${n} chunks, so the p99 rests on the latest ${k}`;
+}
+
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const f1 = (x: number) => x.toFixed(1);
 
@@ -128,7 +138,7 @@ export function stampLagSentence(lag: StampLag, limitMs: number): string {
     : '';
   return (
     `The load generator was the bottleneck: checked against the simulator's own send times, token chunks were stamped ` +
-    `late by ${pastBound(lag.p99Ms, limitMs)} at p99 (p50 ${f1(lag.p50Ms)}, max ${f1(lag.maxMs)} ms, ${lag.chunks} chunks). ` +
+    `late by ${pastBound(lag.p99Ms, limitMs)} at p99 (p50 ${f1(lag.p50Ms)}, max ${f1(lag.maxMs)} ms, ${chunksWords(lag.chunks)}). ` +
     `TTFT and E2E include that much of the client's own delay.${itl}`
   );
 }
