@@ -1,6 +1,7 @@
 /**
  * Who made the client's event loop late in a run: the shape stored in `manifest.client.stall` and
  * `summary.health.clientStall` (and the `summary.health` block that holds it). Measured and judged by src/runner/stall-blame.ts (issue #16).
+ * Also how every health verdict words a figure past its bound ({@link pastBound}).
  */
 
 /**
