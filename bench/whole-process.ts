@@ -9,9 +9,10 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromRoot } from '../src/paths';
+import { round } from './common';
 import { gaps, PYTHON, type PassSpec, type ReaderPass } from './yard-readers';
 
 /** What the kernel says one whole child process cost. */
@@ -69,14 +70,14 @@ export async function cliCpuMs(args: string[], reps: number): Promise<{ medianMs
   return { medianMs: s[s.length >> 1], all };
 }
 
-/** One whole `loadlab run`: `streams` requests at once (closed loop of `streams`), `tokens` each. */
-export async function loadlabRunReader(p: PassSpec): Promise<ReaderPass> {
+/** One whole `loadlab run`: `streams` requests at once (closed loop of `streams`), `tokens` each; `env` adds to ours. */
+export async function loadlabRunReader(p: PassSpec, env: NodeJS.ProcessEnv = {}): Promise<ReaderPass> {
   const out = mkdtempSync(join(tmpdir(), 'loadlab-yard-run-'));
   try {
     const args = ['run', '--base-url', p.baseUrl, '--out', out, '--num-prompts', String(p.streams)];
     args.push('--max-concurrency', String(p.streams), '--max-tokens', String(p.tokens), '--ignore-eos', '--quiet');
     args.push('--prompt', 'hi', '--extra-body', JSON.stringify({ null_gap_ms: p.gapMs }));
-    const r = await loadlabCpu(args);
+    const r = await loadlabCpu(args, { ...process.env, ...env });
     if (r.status !== 0) throw new Error(`loadlab run exited with ${r.status}: ${r.stderr.slice(-600)}`);
     const recs = readFileSync(join(out, 'requests.jsonl'), 'utf8')
       .split('\n')
@@ -106,15 +107,49 @@ export interface FixedCosts {
   nodeMs: number;
   /** One whole `loadlab run` of 1 request × 5 tokens: LoadLab's start-up, probes, files and exit. */
   oneRunMs: number;
+  /** The same with `LOADLAB_WASM_TURBOFAN=1`: V8's default, llhttp recompiled by TurboFan (bin/loadlab.js). */
+  oneRunTurbofanMs: number;
+  /**
+   * `node -e 0` with NODE_EXTRA_CA_CERTS unset, when this machine sets it: Node 20 then parses the whole bundle
+   * at every start, before any JavaScript runs. Python's aiohttp is not charged for it.
+   */
+  nodeWithoutCaMs?: number;
 }
 
-/** Measure {@link FixedCosts} against the null server at `baseUrl` (5 bare Nodes, 3 one-request runs). */
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** Median CPU of `reps` whole `node -e 0` processes, in `env`. */
+async function nodeMs(reps: number, env: NodeJS.ProcessEnv): Promise<number> {
+  const all: number[] = [];
+  for (let i = 0; i < reps; i++) all.push((await childCpu(process.execPath, ['-e', '0'], env)).cpuMs);
+  return median(all);
+}
+
+/** Measure {@link FixedCosts} against the null server at `baseUrl` (5 or 10 bare Nodes, 6 one-request runs). */
 export async function fixedCosts(baseUrl: string, port: number): Promise<FixedCosts> {
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-  const node: number[] = [];
-  for (let i = 0; i < 5; i++) node.push((await childCpu(process.execPath, ['-e', '0'])).cpuMs);
   const one: number[] = [];
-  for (let i = 0; i < 3; i++)
-    one.push((await loadlabRunReader({ baseUrl, port, streams: 1, tokens: 5, gapMs: 1, prefix: `fixed-${i}` })).cpuMs);
-  return { nodeMs: med(node), oneRunMs: med(one) };
+  const turbo: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const spec = { baseUrl, port, streams: 1, tokens: 5, gapMs: 1 };
+    one.push((await loadlabRunReader({ ...spec, prefix: `fixed-${i}` })).cpuMs);
+    turbo.push((await loadlabRunReader({ ...spec, prefix: `fixed-tf-${i}` }, { LOADLAB_WASM_TURBOFAN: '1' })).cpuMs);
+  }
+  const out: FixedCosts = { nodeMs: await nodeMs(5, process.env), oneRunMs: median(one), oneRunTurbofanMs: median(turbo) };
+  if (process.env.NODE_EXTRA_CA_CERTS) {
+    const { NODE_EXTRA_CA_CERTS: _, ...rest } = process.env;
+    out.nodeWithoutCaMs = await nodeMs(5, rest);
+  }
+  return out;
+}
+
+/** The fixed costs, with what this machine's NODE_EXTRA_CA_CERTS and V8's TurboFan for llhttp add. */
+export function fixedLine(f: FixedCosts): string {
+  const ca =
+    f.nodeWithoutCaMs === undefined
+      ? ''
+      : ` (${round(f.nodeWithoutCaMs, 1)} ms without NODE_EXTRA_CA_CERTS, which this machine sets: every Node process parses that bundle at start)`;
+  return (
+    `fixed cost of a whole process, CPU median: node -e 0 ${round(f.nodeMs, 1)} ms${ca}; a one-request loadlab run ` +
+    `${round(f.oneRunMs, 1)} ms (${round(f.oneRunTurbofanMs, 1)} ms with LOADLAB_WASM_TURBOFAN=1) [load ${round(loadavg()[0], 2)}]`
+  );
 }
