@@ -6,15 +6,6 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-
-// undici parses HTTP with llhttp compiled to WebAssembly. V8 runs it first through its baseline compiler (Liftoff);
-// within the first request the parser's 33 KB state machine turns hot and V8 recompiles it with TurboFan on a
-// background thread (`--trace-wasm-compilation-times`: 100–160 ms, and about 29 MB of compiler memory) in every
-// `loadlab` process. Liftoff's parser costs about 1 % more instructions per token event, so a run would need hundreds of
-// thousands of events to earn the compile back (bench/README.md §13). Set before any wasm is compiled, so it holds
-// for the whole process, worker threads included. LOADLAB_WASM_TURBOFAN=1 keeps V8's default.
-if (process.env.LOADLAB_WASM_TURBOFAN !== '1') setFlagsFromString('--liftoff-only');
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
