@@ -35,7 +35,9 @@ function tracedRun(name: string, env: Record<string, string>): Promise<{ code: n
 }
 
 describe('loadlab compiles llhttp with Liftoff only', () => {
-  it('runs the parser without a TurboFan compile in any thread; LOADLAB_WASM_TURBOFAN=1 leaves V8 its default', { timeout: 60_000 }, async () => {
+  it('runs the parser without a TurboFan compile in any thread; LOADLAB_WASM_TURBOFAN=1 leaves V8 its default', {
+    timeout: 60_000,
+  }, async () => {
     const ours = await tracedRun('liftoff', {});
     expect(ours.code, ours.stderr.slice(-800)).toBe(0);
     expect(ours.stderr).toMatch(/using Liftoff/);
