@@ -25,9 +25,18 @@ function run(name: string): LoadedRun & { summary: NonNullable<LoadedRun['summar
 const p99Ttft = (name: string) => run(name).summary.ttftMs.p99;
 /** A run flagged client-bound or simulator-behind: its tail is the machine's, not the server's. */
 const disturbed = (name: string) => !!(run(name).summary.health?.clientBound || run(name).summary.health?.simBehind);
-/** TTFT p99, or p50 when either run was disturbed (the rule the lesson's verdicts follow). */
-const ttftTail = (name: string, other: string) =>
-  disturbed(name) || disturbed(other) ? run(name).summary.ttftMs.p50 : p99Ttft(name);
+/**
+ * The most a disturbed machine could have added to one TTFT of a run: its stamp's lag (at most the run's largest,
+ * checked against the simulator's send log) plus every simulator step more than 1 ms late before it (at most their
+ * sum; steps within 1 ms are the simulator's ordinary timing, as in undisturbed runs). 0 for an undisturbed run.
+ */
+function disturbanceMs(name: string): number {
+  const r = run(name);
+  if (!disturbed(name)) return 0;
+  const lag = r.summary.health?.clientStampLag?.maxMs ?? 0;
+  const late = (r.manifest.client as { simLateness?: { cpu?: { lateMs?: Record<string, number> } } }).simLateness?.cpu?.lateMs;
+  return lag + Object.values(late ?? {}).reduce((a, b) => a + b, 0);
+}
 /** A saved run as the notebook labels it for its verdict sentences. */
 const side = (name: string, label: string) => ({ ...run(name), label });
 const prose = executedProse('03-burst');
@@ -44,8 +53,10 @@ describe.skipIf(!ready)(`lesson 03-burst (${ready ? 'saved runs' : SKIP})`, () =
     expect(Number((run('burst-128').manifest.client as Record<string, unknown>).peakInFlight)).toBe(128);
   });
 
-  it('the burst of 128 has a clearly higher P99 TTFT than the happy path at concurrency 64 (p50 when disturbed)', () => {
-    expect(ttftTail('burst-128', 'happy-c64')).toBeGreaterThan(1.25 * ttftTail('happy-c64', 'burst-128'));
+  // Not the p50 when disturbed (the lesson's verdicts are): a burst's TTFTs come in whole prefill steps, and which
+  // step its median request lands in moved the burst's p50 from 116 to 211 ms between runs of the same tree.
+  it('the burst of 128 has a clearly higher P99 TTFT than the happy path at concurrency 64, less any disturbance', () => {
+    expect(p99Ttft('burst-128') - disturbanceMs('burst-128')).toBeGreaterThan(1.25 * p99Ttft('happy-c64'));
   });
 
   it('without prefix caching the burst P99 TTFT is far higher still (several 2048-token prefill steps)', () => {
