@@ -62,12 +62,14 @@ export function loadlabCpu(args: string[], env: NodeJS.ProcessEnv = process.env)
   return childCpu(process.execPath, [fromRoot('bin', 'loadlab.js'), ...args], env);
 }
 
+/** The median (the upper middle when even). */
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
 /** Median CPU of `reps` runs of `loadlab …args` (e.g. `--help`), ms, and every figure. */
 export async function cliCpuMs(args: string[], reps: number): Promise<{ medianMs: number; all: number[] }> {
   const all: number[] = [];
   for (let i = 0; i < reps; i++) all.push((await loadlabCpu(args)).cpuMs);
-  const s = [...all].sort((a, b) => a - b);
-  return { medianMs: s[s.length >> 1], all };
+  return { medianMs: median(all), all };
 }
 
 /** One whole `loadlab run`: `streams` requests at once (closed loop of `streams`), `tokens` each; `env` adds to ours. */
@@ -107,7 +109,7 @@ export interface FixedCosts {
   nodeMs: number;
   /** One whole `loadlab run` of 1 request × 5 tokens: LoadLab's start-up, probes, files and exit. */
   oneRunMs: number;
-  /** The same with `LOADLAB_WASM_TURBOFAN=1`: V8's default, llhttp recompiled by TurboFan (bin/loadlab.js). */
+  /** The same with `LOADLAB_WASM_TURBOFAN=1`: V8's default, llhttp recompiled by TurboFan (src/client/undici.ts). */
   oneRunTurbofanMs: number;
   /**
    * `node -e 0` with NODE_EXTRA_CA_CERTS unset, when this machine sets it: Node 20 then parses the whole bundle
@@ -115,8 +117,6 @@ export interface FixedCosts {
    */
   nodeWithoutCaMs?: number;
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /** Median CPU of `reps` whole `node -e 0` processes, in `env`. */
 async function nodeMs(reps: number, env: NodeJS.ProcessEnv): Promise<number> {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
 import { compareMetric, queueVerdict, staticBatchStory, trendVerdict, verdictSentence } from '../src/lesson/helpers';
 import { loadRun, type LoadedRun } from '../src/run/loader';
+import type { SimLatenessVerdict } from '../src/runner/sim-lateness';
 import { executedProse, proseReady } from './helpers/executed-notebook';
 import { lessonDataReady } from './helpers/lesson-data';
 import { comparisonProblems, intervalClauses, verdictProblems } from './helpers/verdict-check';
@@ -31,11 +32,10 @@ const disturbed = (name: string) => !!(run(name).summary.health?.clientBound || 
  * sum; steps within 1 ms are the simulator's ordinary timing, as in undisturbed runs). 0 for an undisturbed run.
  */
 function disturbanceMs(name: string): number {
-  const r = run(name);
   if (!disturbed(name)) return 0;
-  const lag = r.summary.health?.clientStampLag?.maxMs ?? 0;
-  const late = (r.manifest.client as { simLateness?: { cpu?: { lateMs?: Record<string, number> } } }).simLateness?.cpu?.lateMs;
-  return lag + Object.values(late ?? {}).reduce((a, b) => a + b, 0);
+  const r = run(name);
+  const late = (r.manifest.client as { simLateness?: SimLatenessVerdict }).simLateness?.cpu?.lateMs;
+  return (r.summary.health?.clientStampLag?.maxMs ?? 0) + (late ? late.waitingForCpu + late.other : 0);
 }
 /** A saved run as the notebook labels it for its verdict sentences. */
 const side = (name: string, label: string) => ({ ...run(name), label });
