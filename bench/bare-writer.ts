@@ -2,7 +2,8 @@
  * The simulator's floor (bench/sim-yardstick.ts): a minimal HTTP server that writes FIXED chunk
  * bytes (captured from the simulator: its role chunk, one token chunk, its usage chunk) to every
  * open stream on one step loop: one timer for all streams, absolute due times every `gapMs`, one
- * `write` per stream per step, `max_tokens` token chunks, then the usage chunk and `[DONE]`.
+ * `write` per stream per step (`res.write`, or with `socketWrites` one framed chunk straight to the socket, as the
+ * simulator writes), `max_tokens` token chunks, then the usage chunk and `[DONE]`.
  * No engine, no JSON serialising, no metrics. It runs in its own process, started by
  * `spawnChild` (src/proc/child.ts) with the env `LOADLAB_BARE_WRITER` = JSON
  * `{role, token, usage, gapMs}`; ready line `LOADLAB_BARE_WRITER_LISTENING <port>`.
@@ -10,6 +11,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { watchParent } from '../src/proc/child';
+import { chunkFrame } from '../src/sim/http/reply';
 
 /** Ready-line marker. */
 export const BARE_WRITER_MARKER = 'LOADLAB_BARE_WRITER_LISTENING';
@@ -20,6 +22,11 @@ export interface BareWriterConfig {
   token: string;
   usage: string;
   gapMs: number;
+  /**
+   * Write each chunk to the socket itself, framed as one HTTP chunk (`chunkFrame`, as the simulator writes streamed
+   * events), instead of through `res.write`. Default false: `res.write`, Node's own framing.
+   */
+  socketWrites?: boolean;
 }
 
 interface Stream {
@@ -40,8 +47,10 @@ function main(cfg: BareWriterConfig): void {
       s.left--;
       const text = s.first ? cfg.role + cfg.token : cfg.token;
       s.first = false;
-      if (s.left > 0) s.res.write(text);
-      else {
+      if (s.left > 0) {
+        if (cfg.socketWrites && s.res.socket) s.res.socket.write(chunkFrame(text));
+        else s.res.write(text);
+      } else {
         s.res.end(`${text}${cfg.usage}data: [DONE]\n\n`);
         streams.delete(s);
       }

@@ -9,7 +9,8 @@
  *   `loadlab:sim_step_lateness_seconds` over the same window;
  * - bare writer: its own process, C = 128 streams stepped at the simulator's served step time at
  *   C = 128 (the engine's mean ITL), about as many tokens; CPU from /proc over the client's pass
- *   / (C × tokens). The client is LoadLab's in both cases.
+ *   / (C × tokens). The client is LoadLab's in both cases. It runs twice: writing each chunk framed into one
+ *   `socket.write`, as the simulator does (the judged floor), and through Node's `res.write`.
  * `--quick`: C = 128 only, and a shorter bare-writer pass.
  */
 import { readFileSync } from 'node:fs';
@@ -130,22 +131,26 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   const l128 = levels[0];
   cfg.gapMs = round(l128.modelStepMs.engineItlMean, 2);
   const tokens = opts.quick ? 150 : Math.max(100, Math.round((l128.steadyWindowS * 1000) / cfg.gapMs));
-  const bare = await bareWriterPass(cfg, 128, tokens);
+  // The judged floor writes as the simulator does (one framed chunk per socket.write); Node's res.write is printed beside it.
+  const bare = await bareWriterPass({ ...cfg, socketWrites: true }, 128, tokens);
+  const bareRes = await bareWriterPass(cfg, 128, tokens);
   const simUs = simUsPerToken(l128);
   const ratio = simUs === null ? NaN : round(simUs / bare.usPerToken, 2);
+  const ratioRes = simUs === null ? NaN : round(simUs / bareRes.usPerToken, 2);
   const load = round(loadavg()[0], 2);
   const simUsT = simUsPerToken(lThread);
   const ratioT = simUsT === null ? NaN : round(simUsT / bare.usPerToken, 2);
   lines.push(
-    `bare writer C=128 at ${cfg.gapMs} ms steps × ${tokens} tokens (${cfg.token.length} B/token chunk): CPU ${bare.usPerToken} µs/token, ` +
-      `${bare.ok}/128 ok [load ${load}]; simulator / bare writer = ${ratio}× (spin clock, the default), ${ratioT}× (thread clock)`,
+    `bare writer C=128 at ${cfg.gapMs} ms steps × ${tokens} tokens (${cfg.token.length} B/token chunk), chunks framed into socket.write as the simulator does: ` +
+      `CPU ${bare.usPerToken} µs/token, ${bare.ok}/128 ok; through Node's res.write: ${bareRes.usPerToken} µs/token [load ${load}]`,
+    `simulator / bare writer = ${ratio}× (spin clock, the default), ${ratioT}× (thread clock); against the res.write writer ${ratioRes}×`,
   );
   lines.push(loadLine());
   const l256 = levels.find((l) => l.streams === 256);
   const targets: BenchResult['targets'] = [
     {
       target: 'simulator CPU per generated token ≤ 1.5× the bare writer (C=128, same run)',
-      measured: `${ratio}× (${simUs} vs ${bare.usPerToken} µs) with the default spin clock; ${ratioT}× with LOADLAB_SIM_CLOCK=thread [load ${load}]`,
+      measured: `${ratio}× (${simUs} vs ${bare.usPerToken} µs) with the default spin clock; ${ratioT}× with LOADLAB_SIM_CLOCK=thread; ${ratioRes}× against a bare writer using res.write (${bareRes.usPerToken} µs) [load ${load}]`,
       met: ratio <= 1.5,
     },
     {
@@ -168,6 +173,8 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     data: {
       levels,
       bare,
+      bareResWrite: bareRes,
+      ratioResWrite: ratioRes,
       simUsPerToken: simUs,
       ratio,
       threadClock: { level: lThread, simUsPerToken: simUsT, ratio: ratioT },

@@ -77,6 +77,8 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
         : completionLogprobsJson(s.tok, ids, req.logprobs, offset);
   let started = false;
   return (deltas) => {
+    // The send time, taken before the first byte of this output can reach the kernel (see stampSends).
+    const sentAt = x.sends ? performance.now() : 0;
     if (api === 'chat' && !started) {
       for (const c of choices) reply.event(chunkJson(api, head, { index: c.index, role: true }, roleTail(req, wire, usage)));
     }
@@ -96,20 +98,20 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
     }
     const finished = choices.every((c) => c.reason);
     if (finished && req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
-    if (x.sends) stampSends(s.sendLog, x.sends, tokenChunks, finished);
+    if (x.sends) stampSends(s.sendLog, x.sends, sentAt, tokenChunks, finished);
     if (finished) reply.done();
     else reply.flush?.();
   };
 }
 
 /**
- * The send times of a stream's token chunks, taken just before `flush` (or `done`) hands their bytes to
- * the kernel (src/wire/flush.ts): a lower bound, so an arrival stamp is never earlier. A time taken
- * after the write could be late by whatever ran on the simulator's core first (the woken client
- * itself, a GC), and would then count that pause as the client's.
+ * Logs the send time `t` of a stream's token chunks, taken before their first byte could reach the kernel: a
+ * streamed event goes to the socket as it is written (src/sim/http/reply.ts, `chunkSocket`), else at `flush`
+ * (src/wire/flush.ts). It is a lower bound, so an arrival stamp is never earlier. A time taken after the write could
+ * be late by whatever ran on the simulator's core first (the woken client itself, a GC), and would then count that
+ * pause as the client's.
  */
-function stampSends(log: SendLog | undefined, sends: StreamSends, tokenChunks: number, finished: boolean): void {
-  const t = performance.now();
+function stampSends(log: SendLog | undefined, sends: StreamSends, t: number, tokenChunks: number, finished: boolean): void {
   for (let i = 0; i < tokenChunks; i++) sends.t.push(t);
   if (finished) log?.closed(sends);
 }

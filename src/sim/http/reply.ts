@@ -6,6 +6,7 @@
  * Python `json.dumps` (spaces after `:` and `,`, non-ASCII escaped).
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { SSE_DONE, sseData, type ErrorInfo } from '../../wire/chunks';
 import { errorJsonFor, streamErrorJsonFor, type GenerationId } from './wire-shapes';
 import { flushNow } from '../../wire/flush';
@@ -84,6 +85,26 @@ export interface Reply {
   onDrain?(fn: () => void): void;
 }
 
+/**
+ * The socket a streamed response's events can be written to directly, or undefined: once the headers went out
+ * with chunked encoding on a socket of its own. Then each event is one HTTP chunk in one `socket.write`, framed as
+ * uvicorn frames a body message for vLLM (`uvicorn/protocols/http/httptools_impl.py`, `send`: one
+ * `transport.write` of `b"%x\r\n" % len(body)`, the body and `b"\r\n"`). Node's `res.write` would cork the
+ * socket, buffer the size line, the data and the CRLF apart, schedule a tick to uncork, and hand the kernel three
+ * pieces in one `writev`. `res.end` still writes the last chunk and the terminating `0\r\n\r\n`.
+ * Before a socket is assigned (a pipelined request waiting its turn), or without chunked encoding (an HTTP/1.0
+ * client), events go through `res.write`.
+ */
+function chunkSocket(res: ServerResponse): Socket | undefined {
+  const sock = res.socket;
+  return sock && res.headersSent && res.chunkedEncoding && !sock.destroyed ? sock : undefined;
+}
+
+/** One HTTP/1.1 chunk: the data's size in hex, CRLF, the data, CRLF. */
+export function chunkFrame(data: string): string {
+  return `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
+}
+
 /** The `Reply` on a Node `ServerResponse`; errors are worded and shaped as generation `gen` does (default v0.19). */
 export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Reply {
   let ended = false;
@@ -103,7 +124,10 @@ export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Rep
     res.end(body);
   };
   const write = (s: string) => {
-    if (!ended && !aborted) res.write(s);
+    if (ended || aborted) return;
+    const sock = chunkSocket(res);
+    if (sock) sock.write(chunkFrame(s));
+    else res.write(s);
   };
   return {
     get closed() {
@@ -145,10 +169,13 @@ export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Rep
       if (!ended && !aborted) flushNow(res);
     },
     blocked() {
-      return !ended && !aborted && res.writableNeedDrain;
+      return !ended && !aborted && (res.writableNeedDrain || (chunkSocket(res)?.writableNeedDrain ?? false));
     },
     onDrain(fn) {
-      res.once('drain', fn);
+      // A chunk written to the socket itself drains there; Node's `res` emits 'drain' only after its own writes.
+      const sock = chunkSocket(res);
+      if (sock?.writableNeedDrain && !res.writableNeedDrain) sock.once('drain', fn);
+      else res.once('drain', fn);
     },
   };
 }
