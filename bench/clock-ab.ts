@@ -1,5 +1,5 @@
 /**
- * The simulator's clocks side by side (`LOADLAB_SIM_CLOCK`: spin, the default, and thread):
+ * The simulator's clocks side by side (`LOADLAB_SIM_CLOCK`: spin, the default, busy and thread):
  * one simulator per clock, all started first, then `measureLevel` (bench/sim-fidelity.ts) on each
  * in turn, rotating the order every round, so both see the same machine. Per level and
  * clock: the simulator's CPU (% of a core over the steady window, from /proc) and its step
@@ -12,7 +12,7 @@ import { startSim, type SimHandle } from '../src/sim/start';
 import { round } from './common';
 import { measureLevel } from './sim-fidelity';
 
-const CLOCKS = ['spin', 'thread'] as const;
+const CLOCKS = ['spin', 'busy', 'thread'] as const;
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);

@@ -254,7 +254,7 @@ describe('clocks', () => {
     expect(c.pending).toBe(0);
   });
 
-  it.each(['thread', 'spin'] as const)('real clock (%s) never fires early and keeps order', async (mode) => {
+  it.each(['thread', 'spin', 'busy'] as const)('real clock (%s) never fires early and keeps order', async (mode) => {
     const c = realClock({ mode });
     const t0 = c.now();
     const fired: [number, number][] = [];
@@ -269,29 +269,33 @@ describe('clocks', () => {
     expect(fired.map((f) => f[0])).toEqual([3, 7, 12]);
     for (const [d, at] of fired) expect(at).toBeGreaterThanOrEqual(d);
   });
-  it('the spinning clock gives the loop turns while it waits in place near a deadline (I/O is not held)', async () => {
-    const c = realClock({ mode: 'spin', spinMs: 5 }); // the whole wait is in place, in slices
-    const t0 = c.now();
-    let turns = 0;
-    let done = false;
-    const tick = () => {
-      if (done) return;
-      turns++;
+  it.each(['spin', 'busy'] as const)(
+    'the %s clock gives the loop turns while it waits in place near a deadline (I/O is not held)',
+    async (mode) => {
+      const c = realClock({ mode, spinMs: 5 }); // the whole wait is in place, in slices (napped or polled)
+      const t0 = c.now();
+      let turns = 0;
+      let done = false;
+      const tick = () => {
+        if (done) return;
+        turns++;
+        setImmediate(tick);
+      };
       setImmediate(tick);
-    };
-    setImmediate(tick);
-    const firedAt = await new Promise<number>((resolve) => c.at(t0 + 3, () => resolve(c.now() - t0)));
-    done = true;
-    expect(firedAt).toBeGreaterThanOrEqual(3);
-    // One turn per slice of SPIN_SLICE_MS at least a few times over 3 ms (a held loop would give 0 or 1).
-    expect(turns).toBeGreaterThanOrEqual(3);
-  });
+      const firedAt = await new Promise<number>((resolve) => c.at(t0 + 3, () => resolve(c.now() - t0)));
+      done = true;
+      expect(firedAt).toBeGreaterThanOrEqual(3);
+      // One turn per slice of SPIN_SLICE_MS at least a few times over 3 ms (a held loop would give 0 or 1).
+      expect(turns).toBeGreaterThanOrEqual(3);
+    },
+  );
 
-  it('LOADLAB_SIM_CLOCK picks spin (default) or thread, and names the fix for anything else', () => {
+  it('LOADLAB_SIM_CLOCK picks spin (default), busy or thread, and names the fix for anything else', () => {
     expect(clockMode(undefined)).toBe('spin');
     expect(clockMode('')).toBe('spin');
     expect(clockMode('thread')).toBe('thread');
-    expect(() => clockMode('fast')).toThrow(/use spin \(the default\) or thread/);
+    expect(clockMode('busy')).toBe('busy');
+    expect(() => clockMode('fast')).toThrow(/use spin \(the default\), busy or thread/);
   });
 });
 

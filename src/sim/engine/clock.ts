@@ -114,15 +114,17 @@ export interface RealClockOptions {
   now?: () => number;
   /**
    * How a deadline is met: `spin` (default) sleeps with `setTimeout` until `spinMs` before the
-   * deadline, then waits in place in slices of {@link SPIN_SLICE_MS} with a loop turn between: exact,
-   * and the loop is already running when the deadline comes, but busy for `spinMs` per step (≈20 % of
-   * a core at 7 ms steps). `thread` sleeps
+   * deadline, then waits in place in slices of {@link SPIN_SLICE_MS} with a loop turn between: it naps
+   * through each slice (a futex wait of the main thread) until {@link NAP_GUARD_MS} before the deadline, and
+   * polls the clock for the rest, so the loop is running when the deadline comes. `busy` polls the whole
+   * `spinMs`, as `spin` did before it napped: exact too, but busy for up to `spinMs` per step (≈23 % of a core at
+   * c=1, against ≈12 % napping; bench/README.md §14). `thread` sleeps
    * on an alarm thread (src/proc/alarm-thread.ts): half the CPU, but each deadline needs a thread
    * wake-up, which came late more often when the simulator shared two cores with a notebook kernel
    * and its client (bench/README.md §7). `thread` falls back to `spin` where worker threads are unavailable.
    */
-  mode?: 'thread' | 'spin';
-  /** `spin` only: how far before the deadline `setTimeout` hands over to waiting in place, ms (default 1.5). */
+  mode?: 'thread' | 'spin' | 'busy';
+  /** `spin` and `busy`: how far before the deadline `setTimeout` hands over to waiting in place, ms (default 1.5). */
   spinMs?: number;
 }
 
@@ -150,7 +152,7 @@ export function realClock(opts: RealClockOptions = {}): EngineClock {
   const now = opts.now ?? (() => performance.now());
   const thread = opts.mode === 'thread' && opts.now === undefined ? sharedAlarms() : null;
   if (thread) return { now, at: (atMs, fn) => thread.at(atMs, fn) };
-  return spinClock(now, opts.spinMs ?? 1.5);
+  return spinClock(now, opts.spinMs ?? 1.5, opts.mode === 'busy' ? Number.POSITIVE_INFINITY : NAP_GUARD_MS);
 }
 
 /**
@@ -159,8 +161,20 @@ export function realClock(opts: RealClockOptions = {}): EngineClock {
  */
 export const SPIN_SLICE_MS = 0.1;
 
-/** `setTimeout` until `spinMs` before the deadline, then waiting in slices of {@link SPIN_SLICE_MS} with a loop turn between. */
-function spinClock(now: () => number, spinMs: number): EngineClock {
+/**
+ * How close to a deadline the spinning clock stops napping and polls the clock, ms. A futex wait on this kind of VM
+ * ends 0.1–0.2 ms past its time when the machine is quiet (bench/wake-floor.ts), so the last nap ends about then.
+ */
+export const NAP_GUARD_MS = 0.15;
+
+/** The main thread's futex for napping: nothing ever notifies it, so `Atomics.wait` on it is a sleep with a µs timeout. */
+let napCell: Int32Array | undefined;
+
+/**
+ * `setTimeout` until `spinMs` before the deadline, then waiting in slices of {@link SPIN_SLICE_MS} with a loop turn
+ * between: napping through a slice while the deadline is more than `guardMs` away, polling the clock after that.
+ */
+function spinClock(now: () => number, spinMs: number, guardMs: number): EngineClock {
   return {
     now,
     at(atMs, fn) {
@@ -177,8 +191,14 @@ function spinClock(now: () => number, spinMs: number): EngineClock {
         }
         // Wait in place for up to SPIN_SLICE_MS, then give the loop a turn: an Immediate per slice, not
         // per loop turn (20 requests × 128 tokens at c=1: 512 scavenges before, 61 after; `--trace-gc`).
-        const until = Math.min(atMs, t + SPIN_SLICE_MS);
-        while (t < until) t = now();
+        if (atMs - t > guardMs) {
+          napCell ??= new Int32Array(new SharedArrayBuffer(4));
+          Atomics.wait(napCell, 0, 0, Math.min(SPIN_SLICE_MS, atMs - t - guardMs));
+          t = now();
+        } else {
+          const until = Math.min(atMs, t + SPIN_SLICE_MS);
+          while (t < until) t = now();
+        }
         if (t >= atMs) fn();
         else immediate = setImmediate(fire);
       };
@@ -196,9 +216,9 @@ function spinClock(now: () => number, spinMs: number): EngineClock {
   };
 }
 
-/** `LOADLAB_SIM_CLOCK`: how the engine meets its step deadlines (`spin`, the default, or `thread`; see {@link RealClockOptions}). */
-export function clockMode(value: string | undefined): 'thread' | 'spin' {
+/** `LOADLAB_SIM_CLOCK`: how the engine meets its step deadlines (`spin`, the default, `busy` or `thread`; see {@link RealClockOptions}). */
+export function clockMode(value: string | undefined): 'thread' | 'spin' | 'busy' {
   if (value === undefined || value === '' || value === 'spin') return 'spin';
-  if (value === 'thread') return 'thread';
-  throw new Error(`LOADLAB_SIM_CLOCK='${value}' is not a clock; use spin (the default) or thread, or unset it`);
+  if (value === 'thread' || value === 'busy') return value;
+  throw new Error(`LOADLAB_SIM_CLOCK='${value}' is not a clock; use spin (the default), busy or thread, or unset it`);
 }
