@@ -1,0 +1,115 @@
+/**
+ * The simulator's own JavaScript per generated token, without sockets or real time: the engine on a virtual clock,
+ * `runGeneration` (src/sim/http/generate.ts) for C streamed chat requests shaped as LoadLab's client sends them
+ * (ignore_eos, min_tokens, include_usage with continuous usage, an `x-request-id` so the send log is kept), and a
+ * reply that frames each event as the simulator does (`chunkFrame`) and drops it. What `yard-sim` measures beyond
+ * this is the sockets, the spinning clock, timers and the HTTP parsing of arrivals.
+ * Run: `npx tsx bench/serve-cost.ts [C=128] [tokens=300] [passes=6]`; prints CPU µs per token for each pass.
+ */
+import { loadavg } from 'node:os';
+import { seededRng } from '../src/rng';
+import { virtualClock } from '../src/sim/engine/clock';
+import { resolveEngineConfig } from '../src/sim/engine/config';
+import { createEngine } from '../src/sim/engine/engine';
+import { QueueTimes } from '../src/sim/engine/queue-time';
+import { runGeneration, type GenServer } from '../src/sim/http/generate';
+import { SimMetrics } from '../src/sim/http/metrics';
+import { chunkFrame, type Reply } from '../src/sim/http/reply';
+import { parseGenRequest } from '../src/sim/http/requests';
+import { SendLog } from '../src/sim/http/send-log';
+import { loadTokenizer } from '../src/sim/http/tokens';
+import { sseData, SSE_DONE } from '../src/wire/chunks';
+
+/** A reply that frames every event as the simulator's socket writes do, and counts the bytes. */
+function nullReply(counter: { bytes: number }): Reply {
+  let closed = false;
+  return {
+    get closed() {
+      return closed;
+    },
+    onAbort() {},
+    json: () => void (closed = true),
+    text: () => void (closed = true),
+    error: () => void (closed = true),
+    startStream() {},
+    event(json) {
+      counter.bytes += chunkFrame(sseData(json)).length;
+    },
+    streamError() {},
+    done() {
+      counter.bytes += chunkFrame(SSE_DONE).length;
+      closed = true;
+    },
+    destroy() {},
+    flush() {},
+    blocked: () => false,
+    onDrain() {},
+  };
+}
+
+async function main(): Promise<void> {
+  const [c = 128, tokens = 300, passes = 6] = process.argv.slice(2).map(Number);
+  const tok = await loadTokenizer();
+  const config = resolveEngineConfig({});
+  const clock = virtualClock();
+  const engine = createEngine({ config, clock, seed: 0 });
+  const metrics = new SimMetrics({
+    modelName: 'm',
+    config,
+    profile: 'p',
+    vllmVersion: '0.19.0',
+    generation: 'v0.19',
+    gpuMemoryUtilization: 0.9,
+  });
+  const queue = new QueueTimes(
+    () => engine.scheduler.running,
+    (q) => metrics.observeQueueTime(q),
+  );
+  engine.onStep((info) => {
+    metrics.observeStep(info);
+    queue.onStep(info.startMs);
+  });
+  const s: GenServer = {
+    engine,
+    tok,
+    metrics,
+    queue,
+    model: 'm',
+    now: () => clock.now(),
+    rng: seededRng(0),
+    apiOverheadMs: 0,
+    promptTokensDetails: false,
+    streamInterval: 1,
+    sendLog: new SendLog(),
+  };
+  const rules = { servedModelName: 'm', maxModelLen: config.maxModelLen };
+  const body = () => ({
+    messages: [{ role: 'user', content: 'Say anything.' }],
+    max_tokens: tokens,
+    min_tokens: tokens,
+    ignore_eos: true,
+    stream: true,
+    stream_options: { include_usage: true, continuous_usage_stats: true },
+  });
+  let seq = 0;
+  for (let p = 0; p < passes; p++) {
+    const counter = { bytes: 0 };
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < c; i++) {
+      const id = `chatcmpl-b${++seq}`;
+      const g = parseGenRequest('chat', body(), tok, rules);
+      runGeneration(s, g, nullReply(counter), { id, engineId: `${id}#${seq}`, arrivalMs: clock.now(), requestId: `b${seq}` });
+    }
+    clock.runUntilIdle();
+    const cpu = process.cpuUsage(cpu0);
+    s.sendLog?.take([...Array(c)].map((_, i) => `b${seq - c + 1 + i}`));
+    const us = (cpu.user + cpu.system) / (c * tokens);
+    console.log(
+      `pass ${p + 1}: ${us.toFixed(2)} µs per token (user ${(cpu.user / (c * tokens)).toFixed(2)}), ` +
+        `${(counter.bytes / (c * tokens)).toFixed(0)} B per token [load ${loadavg()[0].toFixed(2)}]`,
+    );
+  }
+  engine.close();
+}
+
+await main();
