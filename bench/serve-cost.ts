@@ -33,11 +33,11 @@ function nullReply(counter: { bytes: number }): Reply {
     error: () => void (closed = true),
     startStream() {},
     event(json) {
-      counter.bytes += chunkFrame(sseData(json)).length;
+      counter.bytes += Buffer.byteLength(chunkFrame(sseData(json)));
     },
     streamError() {},
     done() {
-      counter.bytes += chunkFrame(SSE_DONE).length;
+      counter.bytes += Buffer.byteLength(chunkFrame(SSE_DONE));
       closed = true;
     },
     destroy() {},

@@ -88,7 +88,8 @@ describe('streamed responses on the wire', () => {
     expect(events.length).toBe(9);
   });
 
-  it('chunkFrame sizes a chunk in UTF-8 bytes', () => {
+  it('chunkFrame sizes a chunk in UTF-8 bytes and frames no empty chunk', () => {
     expect(chunkFrame('data: 显存\n\n')).toBe(`e\r\ndata: 显存\n\n\r\n`);
+    expect(chunkFrame('')).toBe(''); // a zero-size chunk would end the body
   });
 });

@@ -118,7 +118,7 @@ export interface RealClockOptions {
    * through each slice (a futex wait of the main thread) until {@link NAP_GUARD_MS} before the deadline, and
    * polls the clock for the rest, so the loop is running when the deadline comes. `busy` polls the whole
    * `spinMs`, as `spin` did before it napped: exact too, but busy for up to `spinMs` per step (≈23 % of a core at
-   * c=1, against ≈12 % napping; bench/README.md §14). `thread` sleeps
+   * c=1, against 10–11 % napping; bench/README.md §14). `thread` sleeps
    * on an alarm thread (src/proc/alarm-thread.ts): half the CPU, but each deadline needs a thread
    * wake-up, which came late more often when the simulator shared two cores with a notebook kernel
    * and its client (bench/README.md §7). `thread` falls back to `spin` where worker threads are unavailable.
@@ -144,8 +144,8 @@ function sharedAlarms(): AlarmThread | null {
 /**
  * Real time for the simulator process: callbacks at absolute times. Node timers fire 0–2 ms late
  * (whole-millisecond loop time), a large fraction of a 7 ms decode step, so plain `setTimeout`
- * would stretch every step. The default polls for the last `spinMs`; `mode: 'thread'` wakes from an
- * alarm thread instead. Either way the engine corrects residual lateness by planning each step from
+ * would stretch every step. The default waits in place for the last `spinMs` (napping, then polling the last
+ * {@link NAP_GUARD_MS}; `mode: 'busy'` polls throughout); `mode: 'thread'` wakes from an alarm thread instead. Either way the engine corrects residual lateness by planning each step from
  * the previous planned end rather than from the late callback.
  */
 export function realClock(opts: RealClockOptions = {}): EngineClock {
@@ -156,8 +156,8 @@ export function realClock(opts: RealClockOptions = {}): EngineClock {
 }
 
 /**
- * The spinning clock's longest wait in place before the loop gets a turn, ms: sockets wait at most
- * this long for their callbacks while a deadline is near (bench/README.md §8).
+ * The spinning clock's longest wait in place before the loop gets a turn, ms: sockets wait about this long at most
+ * for their callbacks while a deadline is near, a nap's wake-up (0.1–0.2 ms on a quiet VM) more (bench/README.md §8).
  */
 export const SPIN_SLICE_MS = 0.1;
 

@@ -9,7 +9,7 @@
  * output of another choice (`n` > 1) is appended. The next write then carries several tokens in
  * one chunk per choice.
  *
- * The simulator's analogue of "busy": the reply is blocked (`res.writableNeedDrain`). While it is,
+ * The simulator's analogue of "busy": the reply is blocked (its socket's buffers are full). While it is,
  * outputs wait here, merged, and go out together on `drain`. Deviation: vLLM's consumer also lags
  * when its event loop is merely busy (many streams on one API-server process); the simulator's
  * writes are never late for that reason, so only a slow reader merges here.

@@ -77,7 +77,8 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
         : completionLogprobsJson(s.tok, ids, req.logprobs, offset);
   let started = false;
   return (deltas) => {
-    // The send time, taken before the first byte of this output can reach the kernel (see stampSends).
+    // The send time, taken before this output's chunks are serialised and written, so before their first byte can
+    // reach the kernel (see stampSends); a few µs of serialising count as the reader's.
     const sentAt = x.sends ? performance.now() : 0;
     if (api === 'chat' && !started) {
       for (const c of choices) reply.event(chunkJson(api, head, { index: c.index, role: true }, roleTail(req, wire, usage)));

@@ -77,7 +77,7 @@ export interface Reply {
   /** Drop the connection without ending the response (an injected mid-stream reset). */
   destroy(): void;
   /**
-   * True while the socket's buffers are full (`res.writableNeedDrain`): a slow reader holds the
+   * True while the socket's buffers are full (`res.writableNeedDrain`, or the socket's own after a framed write): a slow reader holds the
    * writer back, as uvicorn's `send` awaits the transport's drain. Optional: a reply without it never merges chunks.
    */
   blocked?(): boolean;
@@ -97,11 +97,13 @@ export interface Reply {
  */
 function chunkSocket(res: ServerResponse): Socket | undefined {
   const sock = res.socket;
-  return sock && res.headersSent && res.chunkedEncoding && !sock.destroyed ? sock : undefined;
+  // `writable`: not ended (Node ends a socket whose client half-closed) nor destroyed; else `res.write` decides.
+  return sock && res.headersSent && res.chunkedEncoding && sock.writable ? sock : undefined;
 }
 
-/** One HTTP/1.1 chunk: the data's size in hex, CRLF, the data, CRLF. */
+/** One HTTP/1.1 chunk: the data's size in hex, CRLF, the data, CRLF; nothing for no data (a zero-size chunk ends the body). */
 export function chunkFrame(data: string): string {
+  if (data === '') return '';
   return `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
 }
 
@@ -174,8 +176,10 @@ export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Rep
     onDrain(fn) {
       // A chunk written to the socket itself drains there; Node's `res` emits 'drain' only after its own writes.
       const sock = chunkSocket(res);
-      if (sock?.writableNeedDrain && !res.writableNeedDrain) sock.once('drain', fn);
-      else res.once('drain', fn);
+      if (sock?.writableNeedDrain && !res.writableNeedDrain) {
+        sock.once('drain', fn);
+        res.once('close', () => sock.off('drain', fn)); // a kept-alive socket must not call it for a later response
+      } else res.once('drain', fn);
     },
   };
 }
