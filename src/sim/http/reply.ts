@@ -107,6 +107,23 @@ export function chunkFrame(data: string): string {
   return `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
 }
 
+/**
+ * Calls `fn` once `res` can take more. A chunk written to the socket itself drains there; Node's `res` emits 'drain'
+ * only after its own writes. A socket listener is dropped when the response closes first: a kept-alive socket must
+ * not call it for a later response.
+ */
+function onceDrained(res: ServerResponse, fn: () => void): void {
+  const sock = chunkSocket(res);
+  if (!sock?.writableNeedDrain || res.writableNeedDrain) return void res.once('drain', fn);
+  const drop = () => sock.off('drain', drained);
+  const drained = () => {
+    res.off('close', drop);
+    fn();
+  };
+  sock.once('drain', drained);
+  res.once('close', drop);
+}
+
 /** The `Reply` on a Node `ServerResponse`; errors are worded and shaped as generation `gen` does (default v0.19). */
 export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Reply {
   let ended = false;
@@ -174,12 +191,7 @@ export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Rep
       return !ended && !aborted && (res.writableNeedDrain || (chunkSocket(res)?.writableNeedDrain ?? false));
     },
     onDrain(fn) {
-      // A chunk written to the socket itself drains there; Node's `res` emits 'drain' only after its own writes.
-      const sock = chunkSocket(res);
-      if (sock?.writableNeedDrain && !res.writableNeedDrain) {
-        sock.once('drain', fn);
-        res.once('close', () => sock.off('drain', fn)); // a kept-alive socket must not call it for a later response
-      } else res.once('drain', fn);
+      onceDrained(res, fn);
     },
   };
 }
