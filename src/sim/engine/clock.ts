@@ -145,8 +145,9 @@ function sharedAlarms(): AlarmThread | null {
  * Real time for the simulator process: callbacks at absolute times. Node timers fire 0–2 ms late
  * (whole-millisecond loop time), a large fraction of a 7 ms decode step, so plain `setTimeout`
  * would stretch every step. The default waits in place for the last `spinMs` (napping, then polling the last
- * {@link NAP_GUARD_MS}; `mode: 'busy'` polls throughout); `mode: 'thread'` wakes from an alarm thread instead. Either way the engine corrects residual lateness by planning each step from
- * the previous planned end rather than from the late callback.
+ * {@link NAP_GUARD_MS}; `mode: 'busy'` polls throughout); `mode: 'thread'` wakes from an alarm thread instead.
+ * Either way the engine corrects residual lateness by planning each step from the previous planned end rather
+ * than from the late callback.
  */
 export function realClock(opts: RealClockOptions = {}): EngineClock {
   const now = opts.now ?? (() => performance.now());

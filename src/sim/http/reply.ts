@@ -77,8 +77,9 @@ export interface Reply {
   /** Drop the connection without ending the response (an injected mid-stream reset). */
   destroy(): void;
   /**
-   * True while the socket's buffers are full (`res.writableNeedDrain`, or the socket's own after a framed write): a slow reader holds the
-   * writer back, as uvicorn's `send` awaits the transport's drain. Optional: a reply without it never merges chunks.
+   * True while the socket's buffers are full (`res.writableNeedDrain`, or the socket's own after a framed write):
+   * a slow reader holds the writer back, as uvicorn's `send` awaits the transport's drain. Optional: a reply
+   * without it never merges chunks.
    */
   blocked?(): boolean;
   /** Calls `fn` once when a blocked reply's socket drained; never if the client went away first. */
