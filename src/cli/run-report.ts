@@ -43,19 +43,23 @@ export function runReport(result: RunResult, loadLabel: string, args: RunArgs): 
     targetLabel: `${t.kind}${t.simulated ? ' (simulated)' : ''} ${t.baseUrl} model ${t.model}`,
     loadLabel,
     warnings: result.summary.health?.warnings ?? [],
-    ...clientLine(result.summary.health?.clientStampLag),
+    ...clientLine(result.summary.health?.clientStampLag, result.manifest.client?.cpuSplit as { note?: string } | undefined),
     latencyTable,
     ...(serverLine ? { serverLine } : {}),
     ...(stopLine ? { stopLine } : {}),
   });
 }
 
-/** Against the simulator: how late the client stamped the token chunks it sent (src/runner/stamp-lag.ts). */
-function clientLine(l: StampLag | undefined): { clientLine?: string } {
+/**
+ * Against the simulator: how late the client stamped the token chunks it sent (src/runner/stamp-lag.ts),
+ * and where its load thread ran (src/runner/load-cpus.ts).
+ */
+function clientLine(l: StampLag | undefined, split: { note?: string } | undefined): { clientLine?: string } {
   if (!l) return {};
   return {
     clientLine:
       `chunks stamped p50 ${l.p50Ms.toFixed(2)} / p99 ${l.p99Ms.toFixed(2)} / max ${l.maxMs.toFixed(1)} ms after the simulator ` +
-      `sent them (${l.chunks} chunks); ITL p99 ${l.itlP99Ms.measured.toFixed(1)} ms measured, ${l.itlP99Ms.sent.toFixed(1)} ms as sent`,
+      `sent them (${l.chunks} chunks); ITL p99 ${l.itlP99Ms.measured.toFixed(1)} ms measured, ${l.itlP99Ms.sent.toFixed(1)} ms as sent` +
+      (split?.note ? `; ${split.note}` : ''),
   };
 }

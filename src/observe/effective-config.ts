@@ -53,6 +53,8 @@ export interface EffectiveConfig {
   simulated: boolean;
   /** The simulator's profile (`GET /version` → `loadlab_profile`); absent for any other server. */
   simProfile?: SimProfileRef;
+  /** The CPU the simulator's engine thread is pinned to (`GET /version` → `loadlab_engine_cpu`; src/proc/cpu-split.ts). */
+  simEngineCpu?: number;
   /** `sim`, `vllm` (vLLM series or an `owned_by: vllm` card), or `other`. */
   kind: 'sim' | 'vllm' | 'other';
   /** What could not be read, one line each (e.g. `GET /metrics: HTTP 404`). */
@@ -134,6 +136,7 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
     if (typeof lp.gpu === 'string') out.simProfile.gpu = lp.gpu;
     if (typeof lp.model === 'string') out.simProfile.model = lp.model;
   }
+  if (Number.isInteger(v?.loadlab_engine_cpu)) out.simEngineCpu = v?.loadlab_engine_cpu as number;
   const m = parseJson(mod);
   const cards = m && Array.isArray(m.data) ? (m.data as Array<Record<string, unknown>>) : [];
   out.models = cards.map((c) => {

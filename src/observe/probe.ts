@@ -35,6 +35,8 @@ export interface TargetProbe {
   modelsStatus?: number;
   /** LoadLab's simulator only: the profile it runs (`GET /version` → `loadlab_profile`). */
   simProfile?: SimProfileRef;
+  /** LoadLab's simulator only: the CPU its engine thread is pinned to (`GET /version` → `loadlab_engine_cpu`). */
+  simEngineCpu?: number;
 }
 
 /** Options of `probeTarget`. */
@@ -74,5 +76,6 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
   if (cfg.cacheConfig) probe.cacheConfig = cfg.cacheConfig;
   if (cfg.modelsStatus !== undefined) probe.modelsStatus = cfg.modelsStatus;
   if (cfg.simProfile) probe.simProfile = cfg.simProfile;
+  if (cfg.simEngineCpu !== undefined) probe.simEngineCpu = cfg.simEngineCpu;
   return probe;
 }

@@ -71,6 +71,8 @@ export interface RunCounts {
   recorded: number;
   /** What the prompt-length preflight found (or why it was skipped). */
   preflight: unknown;
+  /** Where the load threads ran, against a simulator on this machine (./load-cpus). */
+  cpuSplit?: Record<string, unknown>;
   /** Sessions runs: conversations finished or stopped by a failed turn, turns never sent. */
   sessions?: Record<string, unknown>;
 }

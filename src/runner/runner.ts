@@ -13,26 +13,24 @@
  */
 
 import { checkChunkStamp } from '../client/chunk-stamp';
-import { createClient, type Client } from '../client/client';
-import type { RunManifest } from '../run/manifest';
-import { createRun, type RunWriter } from '../run/store';
+import { createClient } from '../client/client';
 import { dispatchLoad } from '../schedule/dispatch';
 import { runSessions, type SessionFire, type SessionsReport } from '../schedule/session-driver';
 import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
-import { loadManifestInput, memoryManifest } from './manifest-input';
 import { createProgress, type Progress, type ProgressTracker } from './progress';
 import { observed, runPatch, runSummary, saveOutcome } from './runner-outcome';
 import { createRunSender, type RunSender } from './runner-sender';
-import { checkDurationMs, durationStopRule, watchRunStop, type RunStop } from './runner-stop';
+import { checkDurationMs, durationStopRule, watchRunStop } from './runner-stop';
 import type { LoadShape } from '../schedule/shapes';
 import { resolveTarget, type ResolvedTarget } from './target';
+import { openRunStore, preflightPrompts } from './run-open';
 import { resolveRunOptions, type ResolvedRunOptions } from './validate';
 import { startSamplers } from './samplers';
-import { checkPromptLengths } from './preflight';
 import type { RunLoadOptions, RunResult } from './run-options';
 import { resolveApiKey, type TargetAuth } from '../client/url';
 import { createWorkerLoad, type WorkerLoad } from './worker-pool';
 import { checkWorkers } from './worker-split';
+import { planLoadCpus, type LoadCpuPlan } from './load-cpus';
 
 export type { Progress };
 export type { RunLoadOptions, RunResult } from './run-options';
@@ -50,6 +48,29 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   // Every call to the target carries the key and the headers: probe, /tokenize, /metrics, requests.
   const auth = { ...(apiKey ? { apiKey } : {}), ...(opts.headers ? { headers: opts.headers } : {}) };
   const target = await resolveTarget(opts.baseUrl, { model: opts.model, ...auth });
+  // Against a simulator on this machine, this thread (and each worker) keeps off its engine's CPU (./load-cpus).
+  const cpus = planLoadCpus(target);
+  const unpin = cpus.pinHere();
+  try {
+    return await runOnTarget(opts, { ro, stamp, workers, auth, target, cpus });
+  } finally {
+    unpin();
+  }
+}
+
+/** What `runLoad` checked and resolved before the run. */
+interface Resolved {
+  ro: ResolvedRunOptions;
+  stamp: ReturnType<typeof checkChunkStamp>;
+  workers: number;
+  auth: TargetAuth;
+  target: ResolvedTarget;
+  cpus: LoadCpuPlan;
+}
+
+/** `runLoad` once the options are checked and the target resolved. */
+async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult> {
+  const { ro, stamp, workers, auth, target, cpus } = r;
   const preflight = await preflightPrompts(target, ro, auth);
   const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
   const connections = connectionsFor(ro.shape, ro.n);
@@ -67,7 +88,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
   });
   const { writer, manifest } = await openRunStore({ ...opts, stamp }, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
-  const client0 = { rootUrl: target.rootUrl, model: target.model, stamp, ...auth, ...timeoutsOf(opts) };
+  const client0 = { rootUrl: target.rootUrl, model: target.model, stamp, ...auth, ...timeoutsOf(opts), loadCpus: cpus.cpus };
   const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: client0 };
   const pool = workers > 1 || opts.thread === true ? createWorkerLoad(poolOpts) : undefined;
   const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
@@ -99,6 +120,7 @@ export async function runLoad(opts: RunLoadOptions): Promise<RunResult> {
     sent: sender.sent,
     recorded: sender.records.length,
     preflight,
+    cpuSplit: cpus.record(),
     ...(load.sessions ? { sessions: sessionsCounts(load.sessions) } : {}),
   };
   const patch = runPatch(manifest, counts, seen, status === 'interrupted');
@@ -155,49 +177,6 @@ function timeoutsOf(opts: RunLoadOptions): { timeoutMs?: number; idleTimeoutMs?:
 function sessionsCounts(r: SessionsReport): Record<string, unknown> {
   const { latenessMs: _late, ...counts } = r;
   return counts;
-}
-
-/** Check every measured prompt against the server's `max_model_len`, or say why that was skipped. */
-async function preflightPrompts(target: ResolvedTarget, ro: ResolvedRunOptions, auth: TargetAuth): Promise<unknown> {
-  const maxModelLen = target.probe.maxModelLen;
-  if (maxModelLen === undefined) {
-    return { checked: 0, skipped: 'the server did not report max_model_len; prompt lengths were not checked' };
-  }
-  const specs = Array.from({ length: ro.n }, (_, i) => ro.specOf(i));
-  return checkPromptLengths(target.rootUrl, target.model, specs, maxModelLen, auth);
-}
-
-/** Create the run folder (or an in-memory manifest); on failure close the client, detach, rethrow. */
-async function openRunStore(
-  opts: RunLoadOptions,
-  ro: ResolvedRunOptions,
-  target: ResolvedTarget,
-  origin: number,
-  client: Client,
-  stop: RunStop,
-): Promise<{ writer?: RunWriter; manifest: RunManifest }> {
-  const input = loadManifestInput({
-    target,
-    shape: ro.shape,
-    requests: ro.n,
-    warmup: ro.warmup,
-    workloadInfo: ro.workloadInfo,
-    originPerfMs: origin,
-    ...(opts.stamp !== undefined ? { chunkStamp: opts.stamp } : {}), // checked once, in runLoad
-    ...(opts.lesson !== undefined ? { lesson: opts.lesson } : {}),
-    ...(opts.name !== undefined ? { name: opts.name } : {}),
-    ...(opts.manifestExtra !== undefined ? { extra: opts.manifestExtra } : {}),
-  });
-  try {
-    if (opts.out === false) return { manifest: memoryManifest(input) };
-    const where = typeof opts.out === 'string' ? { dir: opts.out } : { root: opts.root, lesson: opts.lesson, name: opts.name };
-    const writer = createRun({ ...where, replace: opts.replace }, input);
-    return { writer, manifest: writer.manifest };
-  } catch (err) {
-    await client.close();
-    stop.detach();
-    throw err;
-  }
 }
 
 /**

@@ -117,7 +117,8 @@ export function startCrew(
       if (m.t === 'ready' && ready.add(w).size === o.workers) readyD.resolve();
       else if (m.t === 'done') {
         const threadCpu = m.threadCpuPercent !== undefined ? { threadCpuPercentOfOneCore: m.threadCpuPercent } : {};
-        done[w] = { health: { ...m.health, ...threadCpu }, latenessMs: m.latenessMs };
+        const cpus = m.cpus !== undefined ? { cpus: m.cpus } : {};
+        done[w] = { health: { ...m.health, ...threadCpu, ...cpus }, latenessMs: m.latenessMs };
         settle();
       } else if (m.t === 'error') fail(w, m.message);
       else onData(m, w);

@@ -15,8 +15,8 @@
 import type { WorkerVerdict } from '../client-stall';
 import type { ClientHealth } from './health';
 
-/** One worker's health as it reports it: its thread's own CPU, % of one core, where readable. */
-export type WorkerReport = ClientHealth & { threadCpuPercentOfOneCore?: number };
+/** One worker's health as it reports it: its thread's own CPU, % of one core, and the CPUs it ran on, where readable. */
+export type WorkerReport = ClientHealth & { threadCpuPercentOfOneCore?: number; cpus?: string };
 
 /** One worker's health, as kept in `manifest.client.workers`. */
 export type WorkerHealth = WorkerReport & { worker: number };

@@ -18,6 +18,7 @@ import { createPool, settleTasks, type Pool } from '../schedule/pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { startClientHealth } from './health';
 import { threadCpuMs } from '../proc/cpu-times';
+import { formatCpuList, pinThisThread, thisThreadCpus } from '../proc/cpu-split';
 import { threadRunClock } from './thread-clock';
 import type { FromWorker, ToWorker, WorkerInit, WorkerPlan } from './worker-protocol';
 
@@ -28,6 +29,8 @@ if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof 
 
 function start(init: WorkerInit): void {
   const post = (m: FromWorker) => port?.postMessage(m);
+  if (init.loadCpus) pinThisThread(init.loadCpus); // the thread ends with the run: never released
+
   const now = threadRunClock(init.originMonoMs);
   const stop = new AbortController();
   const client = createClient({
@@ -74,7 +77,14 @@ function start(init: WorkerInit): void {
           const wallMs = performance.now() - t0;
           const threadCpuPercent =
             cpu0 !== undefined && cpu1 !== undefined && wallMs > 0 ? ((cpu1 - cpu0) / wallMs) * 100 : undefined;
-          post({ t: 'done', health: health.stop(), latenessMs, ...(threadCpuPercent !== undefined ? { threadCpuPercent } : {}) });
+          const cpus = thisThreadCpus()?.cpus;
+          post({
+            t: 'done',
+            health: health.stop(),
+            latenessMs,
+            ...(threadCpuPercent !== undefined ? { threadCpuPercent } : {}),
+            ...(cpus ? { cpus: formatCpuList(cpus) } : {}),
+          });
           await client.close();
         })
         .catch(fail);

@@ -25,6 +25,8 @@ export interface WorkerInit {
   connections: number;
   /** The run's origin on CLOCK_MONOTONIC, ms (./thread-clock `originMonoMs`); the worker's run clock counts from it. */
   originMonoMs: number;
+  /** The CPUs this load thread keeps to, off a local simulator's engine CPU (src/proc/cpu-split.ts); absent: any. */
+  loadCpus?: number[];
   /** Shared Int32Array[1]: the next measured index of a closed loop. */
   counter: SharedArrayBuffer;
 }
@@ -70,5 +72,7 @@ export type FromWorker =
       latenessMs: number[];
       /** This thread's own CPU over its measured load, % of one core (src/proc/cpu-times.ts); absent where unreadable. */
       threadCpuPercent?: number;
+      /** The CPUs this thread was allowed over its load (a `taskset` list, e.g. `0-2`), where readable. */
+      cpus?: string;
     }
   | { t: 'error'; message: string };

@@ -5,6 +5,7 @@
  * `startSim` waits for). Used by `src/sim/main.ts` (process entry) and `loadlab sim`.
  */
 import { watchParent } from '../proc/child';
+import { pinSimEngine } from '../proc/cpu-split';
 import { seededRng } from '../rng';
 import { formatFlagsHelp, parseServeArgs, toServeArgs, type ServeArgs } from '../vllm/flags';
 import { clockMode, realClock } from './engine/clock';
@@ -19,13 +20,13 @@ import { defaultProfileName, loadProfileFile } from './engine/profile-file';
 import { profileFlagsHelp, splitProfileArgs } from './profile-args';
 import { QueueTimes } from './engine/queue-time';
 import { loadTokenizer } from './http/tokens';
-import type { EngineClock, EngineConfig, EngineStats, SimEngine } from './engine/types';
+import type { EngineConfig } from './engine/types';
+import { prefix, startStatsLine } from './log-lines';
+
+export { LATENESS_WARN_MS } from './log-lines';
 
 /** The line `startSim` waits for; the URL follows after one space. */
 export const LISTENING_MARKER = 'LOADLAB_SIM_LISTENING';
-
-/** Step lateness p99 above which the simulator warns that it is falling behind real time, ms. */
-export const LATENESS_WARN_MS = 2;
 
 /** A running in-process simulator. */
 export interface RunningSim {
@@ -33,22 +34,6 @@ export interface RunningSim {
   port: number;
   /** Stop the engine and the HTTP server. */
   close(): Promise<void>;
-}
-
-/** vLLM's log prefix: `INFO 12-02 11:05:01 [file.py:123]`. */
-function prefix(level: 'INFO' | 'WARNING' | 'ERROR', where: string): string {
-  const d = new Date();
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${level} ${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())} [${where}]`;
-}
-
-/** p99 by linear interpolation at (n−1)·0.99 (numpy's default). */
-function p99(xs: number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const pos = (s.length - 1) * 0.99;
-  const lo = Math.floor(pos);
-  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (pos - lo);
 }
 
 /** The SIMULATED banner and vLLM's first startup lines. */
@@ -66,8 +51,8 @@ function logBanner(log: (line: string) => void, args: ServeArgs, modelPath: stri
   );
 }
 
-/** KV cache size, maximum concurrency, the effective engine config, and the faults switched on. */
-function logEngineConfig(log: (line: string) => void, config: EngineConfig, faults: Faults, seed: number): void {
+/** KV cache size, maximum concurrency, the effective engine config, the faults switched on, and the engine's CPU. */
+function logEngineConfig(log: (line: string) => void, config: EngineConfig, faults: Faults, seed: number, cpu?: string): void {
   log(`${prefix('INFO', 'kv_cache_utils.py:1')} GPU KV cache size: ${kvCacheTokens(config).toLocaleString('en-US')} tokens`);
   log(
     `${prefix('INFO', 'kv_cache_utils.py:2')} Maximum concurrency for ${config.maxModelLen.toLocaleString('en-US')} tokens per request: ${maxConcurrency(config).toFixed(2)}x`,
@@ -78,60 +63,19 @@ function logEngineConfig(log: (line: string) => void, config: EngineConfig, faul
     log(
       `${prefix('WARNING', 'sim.py:3')} SIMULATED FAULTS on (seed ${seed}): ${active}. GET/POST /loadlab/faults shows or changes them.`,
     );
-}
-
-/**
- * vLLM's periodic `Engine 000:` stats line every `intervalS` seconds (none while idle), with the
- * simulator's step lateness p99 (`lateness` is drained each time); warns past `LATENESS_WARN_MS`.
- */
-function startStatsLine(
-  engine: SimEngine,
-  clock: EngineClock,
-  lateness: number[],
-  log: (line: string) => void,
-  intervalS: number,
-): NodeJS.Timeout {
-  let prev: EngineStats = engine.stats();
-  let prevMs = clock.now();
-  let wasIdle = true;
-  const timer = setInterval(() => {
-    const s = engine.stats();
-    const dt = Math.max(1e-9, (clock.now() - prevMs) / 1000);
-    const promptTps = (s.promptTokens - prev.promptTokens) / dt;
-    const genTps = (s.generationTokens - prev.generationTokens) / dt;
-    const preempt = s.numPreemptions - prev.numPreemptions;
-    const late = p99(lateness.splice(0));
-    const idle = promptTps === 0 && genTps === 0 && s.running === 0 && s.waiting === 0;
-    prev = s;
-    prevMs = clock.now();
-    if (idle && wasIdle) return; // like vLLM: no repeated lines while idle
-    wasIdle = idle;
-    // Since start (vLLM: over the last 1000 requests; the same until then).
-    const hit = s.prefixCacheQueries > 0 ? (100 * s.prefixCacheHits) / s.prefixCacheQueries : 0;
-    log(
-      `${prefix('INFO', 'loggers.py:1')} Engine 000: Avg prompt throughput: ${promptTps.toFixed(1)} tokens/s, Avg generation throughput: ${genTps.toFixed(1)} tokens/s, ` +
-        `Running: ${s.running} reqs, Waiting: ${s.waiting} reqs, Preemptions: ${preempt}, GPU KV cache usage: ${(100 * s.kvUsage).toFixed(1)}%, ` +
-        `Prefix cache hit rate: ${hit.toFixed(1)}% | sim step lateness p99: ${late.toFixed(2)} ms`,
-    );
-    if (late > LATENESS_WARN_MS) {
-      log(
-        `${prefix('WARNING', 'sim.py:2')} simulator is falling behind real time: step lateness p99 ${late.toFixed(2)} ms > ${LATENESS_WARN_MS} ms, so timing numbers are less faithful (close busy programs or lower the load).`,
-      );
-    }
-  }, intervalS * 1000);
-  timer.unref();
-  return timer;
+  if (cpu) log(`${prefix('INFO', 'sim.py:4')} CPU: ${cpu}`);
 }
 
 /**
  * Starts the simulator from parsed `vllm serve` args on `profile` (default: the RTX 4090 +
  * Qwen2.5-7B-Instruct-GPTQ-Int4 file). Throws (message names the fix) on a bad configuration.
- * `log` receives each output line (default: stdout).
+ * `log` receives each output line (default: stdout); `pin` is the engine thread's CPU (src/proc/cpu-split.ts).
  */
 export async function serveSim(
   args: ServeArgs,
   log: (line: string) => void = (l) => console.log(l),
   profile: Profile = DEFAULT_PROFILE,
+  pin: { cpu?: number; note?: string } = {},
 ): Promise<RunningSim> {
   const gen = resolveGeneration(args.vllmVersion);
   const config = resolveEngineConfig(args.flags, profile);
@@ -183,8 +127,9 @@ export async function serveSim(
     streamInterval: args.flags.streamInterval,
     hooks: faults.hooks,
     profile: { id: profile.id, status: profile.status ?? 'built in code', gpu: profile.gpu.name, model: profile.model.name },
+    ...(pin.cpu !== undefined ? { engineCpu: pin.cpu } : {}),
   });
-  logEngineConfig(log, config, faults, seed);
+  logEngineConfig(log, config, faults, seed, pin.note);
 
   const port = await server.listen(args.port, args.host);
   const hostForUrl = args.host.includes(':') ? `[${args.host}]` : args.host;
@@ -227,7 +172,8 @@ export async function runSimProcess(argv: string[]): Promise<void> {
       console.log(`${formatFlagsHelp()}\n\n${profileFlagsHelp()}`);
       return;
     }
-    sim = await serveSim(args, undefined, loadProfileFile(split.profile ?? defaultProfileName()).profile);
+    const profile = loadProfileFile(split.profile ?? defaultProfileName()).profile;
+    sim = await serveSim(args, undefined, profile, pinSimEngine());
   } catch (err) {
     console.error(`ERROR [loadlab-sim] ${err instanceof Error ? err.message : String(err)}`);
     process.exitCode = 1;

@@ -51,6 +51,8 @@ export interface SimServerOptions {
   hooks?: ReplyHooks;
   /** The simulator profile, reported by `GET /version` as `loadlab_profile` (LoadLab only); default none. */
   profile?: SimProfileLabel;
+  /** The CPU the engine thread is pinned to (src/proc/cpu-split.ts), reported by `GET /version` as `loadlab_engine_cpu`. */
+  engineCpu?: number;
 }
 
 /** A running simulator HTTP server. */
@@ -128,6 +130,7 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     modelPath: opts.modelPath ?? model,
     generation,
     ...(opts.profile ? { profile: opts.profile } : {}),
+    ...(opts.engineCpu !== undefined ? { engineCpu: opts.engineCpu } : {}),
     startS: Math.floor(Date.now() / 1000),
     seq: 0,
   };

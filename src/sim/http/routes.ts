@@ -42,6 +42,8 @@ export interface RouteContext {
   generation: Generation;
   /** The simulator profile, when known. */
   profile?: SimProfileLabel;
+  /** The CPU the engine thread is pinned to, when it is (`GET /version` → `loadlab_engine_cpu`; LoadLab only). */
+  engineCpu?: number;
   /** Server start, epoch s (`created` of the model permission). */
   startS: number;
   /** Requests generated so far (numbers the engine ids). */
@@ -187,7 +189,8 @@ export async function route(
     reply.text(200, '');
   } else if (is('GET', '/version')) {
     const profile = ctx.profile ? { loadlab_profile: ctx.profile } : {};
-    reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true, ...profile });
+    const cpu = ctx.engineCpu !== undefined ? { loadlab_engine_cpu: ctx.engineCpu } : {};
+    reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true, ...profile, ...cpu });
   } else if (is('GET', '/metrics')) {
     // Rendering (~56 KB, ≈0.6 ms) waits for the gap after a step, so a scrape never makes a step late.
     const { engine, metrics } = ctx.gen;

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { packageRoot } from '../../paths';
+import { cpusBeforePin } from '../../proc/cpu-split';
 
 /** Prompts longer than this (characters) go to the long-prompt lane. Default 256 Ki chars. */
 export const LONG_PROMPT_CHARS = 256 * 1024;
@@ -65,7 +66,7 @@ class Lane {
   private spawn(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(join(packageRoot(), 'src', 'sim', 'http', 'tokenize-worker.cjs'), {
-      workerData: { packageJson: join(packageRoot(), 'package.json'), nice: this.nice },
+      workerData: { packageJson: join(packageRoot(), 'package.json'), nice: this.nice, cpus: cpusBeforePin() },
       execArgv: [], // no tsx loader needed (plain .cjs), and none of the parent's flags
       stdout: false,
       stderr: false,
