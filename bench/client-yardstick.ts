@@ -29,6 +29,7 @@ import {
   type PassSpec,
   type ReaderPass,
 } from './yard-readers';
+import { splitCores } from './cpu-split';
 import { cliCpuMs, type FixedCosts, fixedCosts, fixedLine, loadlabRunReader } from './whole-process';
 
 const FULL = { streams: 128, tokens: 600, gapMs: 10, rounds: 3 };
@@ -111,6 +112,8 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   const names = (Object.keys(READERS) as ReaderName[]).filter((n) => n !== 'aiohttp' || missing === undefined);
   if (missing !== undefined) lines.push(`aiohttp reader skipped: ${missing}`);
   const src = await spawnNullServer();
+  const split = splitCores(src.pid);
+  lines.push(split.line);
   const rows: YardRow[] = [];
   const help = await cliCpuMs(['--help'], 5);
   const helpLoad = round(loadavg()[0], 2);
@@ -142,6 +145,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
       }
     }
   } finally {
+    split.release();
     await src.stop();
   }
   lines.push(loadLine());
@@ -150,7 +154,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     name: 'yard-client',
     lines,
     targets: [...targets(rows), ...wholeTargets(rows, help16, fixed, size.streams * size.tokens)],
-    data: { size, rows, helpCpu: help16, fixedCpu: fixed },
+    data: { size, cores: split.line, rows, helpCpu: help16, fixedCpu: fixed },
     machineBefore,
     machineAfter: machine(),
   };

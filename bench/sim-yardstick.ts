@@ -19,6 +19,7 @@ import { createClient } from '../src/client/client';
 import { spawnChild } from '../src/proc/child';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { wakeFloor } from './wake-floor';
+import { pinServer, splitCores } from './cpu-split';
 import { BARE_WRITER_MARKER, type BareWriterConfig } from './bare-writer';
 import { loadLine, machine, round, type BenchOptions, type BenchResult } from './common';
 import { measureLevel, type Level } from './sim-fidelity';
@@ -62,6 +63,7 @@ async function bareWriterPass(cfg: BareWriterConfig, c: number, tokens: number) 
     name: 'the bare writer',
     graceMs: 1000,
   });
+  pinServer(w.pid); // beside the simulator's engine CPU when the cores are split (./cpu-split)
   try {
     const baseUrl = `http://127.0.0.1:${Number(w.payload)}`;
     const client = createClient({ baseUrl, model: 'bare', connections: c });
@@ -101,6 +103,9 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     `wake-up floor (a futex sleep of 2 ms, ${floor.n} times): late p50 ${floor.p50} / p99 ${floor.p99} / max ${floor.max} ms [load ${round(loadavg()[0], 2)}]`,
   );
   const sim = await startSim({ extraArgs: ['--stats-interval-s', '1'] });
+  // The simulator pins its engine thread itself; this thread (the client) keeps to the other CPUs, as `runLoad` does.
+  const split = splitCores(sim.pid, true);
+  lines.push(split.line);
   const levels: Level[] = [];
   let cfg: BareWriterConfig;
   try {
@@ -134,6 +139,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   // The judged floor writes as the simulator does (one framed chunk per socket.write); Node's res.write is printed beside it.
   const bare = await bareWriterPass({ ...cfg, socketWrites: true }, 128, tokens);
   const bareRes = await bareWriterPass(cfg, 128, tokens);
+  split.release();
   const simUs = simUsPerToken(l128);
   const ratio = simUs === null ? NaN : round(simUs / bare.usPerToken, 2);
   const ratioRes = simUs === null ? NaN : round(simUs / bareRes.usPerToken, 2);
@@ -179,6 +185,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
       ratio,
       threadClock: { level: lThread, simUsPerToken: simUsT, ratio: ratioT },
       wakeFloorMs: floor,
+      cores: split.line,
     },
     machineBefore,
     machineAfter: machine(),
