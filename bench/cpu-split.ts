@@ -1,8 +1,10 @@
 /**
  * The yardsticks' servers and readers on separate cores, as LoadLab runs a simulator and its client
- * (src/proc/cpu-split.ts): the server process's main thread on the last CPU, this bench's thread (its
- * in-process readers, and every reader process it spawns after, which inherit its CPUs) on the others.
- * `LOADLAB_CPU_SPLIT=0` leaves both alone, for the arrangement of earlier runs.
+ * (src/proc/cpu-split.ts): a server process's main thread on the last CPU, this bench's thread (its
+ * in-process readers, and every reader process it spawns while split, which inherit its CPUs) on the
+ * others. The CPUs are read once, when this module loads, so a server started while this thread is
+ * pinned still goes to the last one. `LOADLAB_CPU_SPLIT=0` leaves both alone, for the arrangement of
+ * earlier runs.
  */
 import { execFileSync } from 'node:child_process';
 import { cpuSplitEnabled, formatCpuList, pinThisThread, thisThreadCpus } from '../src/proc/cpu-split';
@@ -13,36 +15,39 @@ export interface BenchSplit {
   release(): void;
 }
 
-/** The last CPU this thread may use, when there are two or more and the split is on. */
-function lastCpu(): number | undefined {
+/** The last CPU and the rest, as this thread had them when the bench started; undefined: no split, with why. */
+const layout: { last: number; rest: number[] } | { why: string } = (() => {
+  if (!cpuSplitEnabled()) return { why: 'LOADLAB_CPU_SPLIT=0' };
   const here = thisThreadCpus();
-  return cpuSplitEnabled() && here && here.cpus.length >= 2 ? here.cpus[here.cpus.length - 1] : undefined;
-}
+  if (!here || here.cpus.length < 2) return { why: here ? 'one CPU' : 'not Linux' };
+  const last = here.cpus[here.cpus.length - 1];
+  return { last, rest: here.cpus.filter((c) => c !== last) };
+})();
 
-/** Put another server process's main thread on the last CPU of the machine's (as `splitCores` does); false if not done. */
-export function pinServer(pid: number, cpu = lastCpu()): boolean {
-  if (cpu === undefined) return false;
+/** Put another process's main thread on the last CPU; false if not done. */
+export function pinServer(pid: number): boolean {
+  if ('why' in layout) return false;
   try {
-    execFileSync('taskset', ['-p', '-c', String(cpu), String(pid)], { stdio: 'ignore', timeout: 5000 });
+    execFileSync('taskset', ['-p', '-c', String(layout.last), String(pid)], { stdio: 'ignore', timeout: 5000 });
     return true;
   } catch {
     return false;
   }
 }
 
-/** Put the server with main thread `serverPid` on the last CPU (unless it pinned itself there) and this thread on the rest. */
-export function splitCores(serverPid: number, serverPinnedItself = false): BenchSplit {
+/**
+ * Put the server with main thread `serverPid` on the last CPU (unless it pinned itself there, as the
+ * simulator does: then `serverCpu` is the CPU it reported) and this thread on the rest, until `release`.
+ */
+export function splitCores(serverPid: number, serverCpu?: number): BenchSplit {
   const none = (why: string) => ({ line: `cores: not split (${why})`, release: () => {} });
-  if (!cpuSplitEnabled()) return none('LOADLAB_CPU_SPLIT=0');
-  const here = thisThreadCpus();
-  if (!here || here.cpus.length < 2) return none(here ? 'one CPU' : 'not Linux');
-  const last = here.cpus[here.cpus.length - 1];
-  const rest = here.cpus.filter((c) => c !== last);
-  if (!serverPinnedItself && !pinServer(serverPid, last)) return none('taskset failed or is missing');
-  const pin = pinThisThread(rest);
+  if ('why' in layout) return none(layout.why);
+  if (serverCpu !== undefined && serverCpu !== layout.last) return none(`the server is on CPU ${serverCpu}`);
+  if (serverCpu === undefined && !pinServer(serverPid)) return none('taskset failed or is missing');
+  const pin = pinThisThread(layout.rest);
   if ('reason' in pin) return none(pin.reason);
   return {
-    line: `cores: server's main thread on CPU ${last}, readers on CPUs ${formatCpuList(pin.cpus)} (LOADLAB_CPU_SPLIT=0: not split)`,
+    line: `cores: server's main thread on CPU ${layout.last}, readers on CPUs ${formatCpuList(pin.cpus)} (LOADLAB_CPU_SPLIT=0: not split)`,
     release: pin.release,
   };
 }

@@ -19,7 +19,7 @@ import { createClient } from '../src/client/client';
 import { spawnChild } from '../src/proc/child';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { wakeFloor } from './wake-floor';
-import { pinServer, splitCores } from './cpu-split';
+import { splitCores } from './cpu-split';
 import { BARE_WRITER_MARKER, type BareWriterConfig } from './bare-writer';
 import { loadLine, machine, round, type BenchOptions, type BenchResult } from './common';
 import { measureLevel, type Level } from './sim-fidelity';
@@ -63,7 +63,7 @@ async function bareWriterPass(cfg: BareWriterConfig, c: number, tokens: number) 
     name: 'the bare writer',
     graceMs: 1000,
   });
-  pinServer(w.pid); // beside the simulator's engine CPU when the cores are split (./cpu-split)
+  const split = splitCores(w.pid); // where the simulator's engine thread goes, when the cores are split (./cpu-split)
   try {
     const baseUrl = `http://127.0.0.1:${Number(w.payload)}`;
     const client = createClient({ baseUrl, model: 'bare', connections: c });
@@ -86,8 +86,15 @@ async function bareWriterPass(cfg: BareWriterConfig, c: number, tokens: number) 
       usPerToken: round((cpuMs * 1000) / (c * tokens), 2),
     };
   } finally {
+    split.release();
     await w.stop();
   }
+}
+
+/** The CPU the simulator's engine thread is pinned to (`GET /version` → `loadlab_engine_cpu`), if it is. */
+async function engineCpu(sim: SimHandle): Promise<number | undefined> {
+  const v = (await (await fetch(`${sim.baseUrl}/version`)).json()) as { loadlab_engine_cpu?: number };
+  return v.loadlab_engine_cpu;
 }
 
 /** Simulator CPU per generated token over a level's steady window, µs (null without /proc). */
@@ -104,7 +111,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   );
   const sim = await startSim({ extraArgs: ['--stats-interval-s', '1'] });
   // The simulator pins its engine thread itself; this thread (the client) keeps to the other CPUs, as `runLoad` does.
-  const split = splitCores(sim.pid, true);
+  const split = splitCores(sim.pid, await engineCpu(sim));
   lines.push(split.line);
   const levels: Level[] = [];
   let cfg: BareWriterConfig;
@@ -120,14 +127,17 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
       );
     }
   } finally {
+    split.release();
     await sim.stop();
   }
   // The same C=128 level with the alarm-thread clock (LOADLAB_SIM_CLOCK=thread): less CPU, wakes from another thread.
   const simT = await startSim({ extraArgs: ['--stats-interval-s', '1'], env: { LOADLAB_SIM_CLOCK: 'thread' } });
+  const splitT = splitCores(simT.pid, await engineCpu(simT));
   let lThread: Level;
   try {
     lThread = await measureLevel(simT, 128);
   } finally {
+    splitT.release();
     await simT.stop();
   }
   lines.push(
@@ -139,7 +149,6 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   // The judged floor writes as the simulator does (one framed chunk per socket.write); Node's res.write is printed beside it.
   const bare = await bareWriterPass({ ...cfg, socketWrites: true }, 128, tokens);
   const bareRes = await bareWriterPass(cfg, 128, tokens);
-  split.release();
   const simUs = simUsPerToken(l128);
   const ratio = simUs === null ? NaN : round(simUs / bare.usPerToken, 2);
   const ratioRes = simUs === null ? NaN : round(simUs / bareRes.usPerToken, 2);

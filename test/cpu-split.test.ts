@@ -8,11 +8,13 @@ import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  bootId,
   cpuSplitEnabled,
   formatCpuList,
   isLoopbackUrl,
   loadThreadCpus,
   parseCpuList,
+  pinThisThread,
   thisThreadCpus,
 } from '../src/proc/cpu-split';
 import { runLoad } from '../src/runner/runner';
@@ -51,14 +53,26 @@ describe('CPU lists and the switch', () => {
     expect(isLoopbackUrl('http://localhost:8000')).toBe(true);
     expect(isLoopbackUrl('http://[::1]:8000')).toBe(true);
     expect(isLoopbackUrl('http://10.0.0.2:8000')).toBe(false);
-    expect(loadThreadCpus('http://10.0.0.2:8000', 1).cpus).toBeUndefined();
-    expect(loadThreadCpus('http://127.0.0.1:8000', undefined).note).toMatch(/engine thread is not pinned/);
-    expect(loadThreadCpus('http://127.0.0.1:8000', 1, { LOADLAB_CPU_SPLIT: '0' }).note).toMatch(/LOADLAB_CPU_SPLIT=0/);
+    const boot = bootId();
+    expect(loadThreadCpus('http://10.0.0.2:8000', 1, boot).cpus).toBeUndefined();
+    expect(loadThreadCpus('http://127.0.0.1:8000', 1, 'another-machine').note).toMatch(/not on this machine/); // a forwarded port
+    expect(loadThreadCpus('http://127.0.0.1:8000', undefined, boot).note).toMatch(/engine thread is not pinned/);
+    expect(loadThreadCpus('http://127.0.0.1:8000', 1, boot, { LOADLAB_CPU_SPLIT: '0' }).note).toMatch(/LOADLAB_CPU_SPLIT=0/);
+    expect(() => loadThreadCpus('http://127.0.0.1:8000', 1, boot, { LOADLAB_CPU_SPLIT: 'no' })).toThrow(/use 1 .* or 0/);
   });
 });
 
 describe.runIf(canPin)('a real thread pinned through taskset', () => {
-  it('keeps to the CPUs asked for, then gets its own back', async () => {
+  it('pinThisThread keeps this thread to the CPUs asked for, and release gives its own back', () => {
+    const pin = pinThisThread([lastCpu]);
+    if ('reason' in pin) throw new Error(pin.reason);
+    expect(pin.cpus).toEqual([lastCpu]);
+    expect(thisThreadCpus()?.cpus).toEqual([lastCpu]);
+    pin.release();
+    expect(thisThreadCpus()?.cpus).toEqual(here?.cpus);
+    expect(pinThisThread([999])).toEqual({ reason: 'none of CPUs 999 is allowed here' });
+  });
+  it('pins one thread, not its neighbours', async () => {
     const src = `
       const { parentPort, workerData } = require('node:worker_threads');
       const { readFileSync } = require('node:fs');
@@ -86,7 +100,7 @@ describe.runIf(canPin)('a simulator on this machine and a run against it', () =>
   afterAll(async () => {
     await Promise.all([sim?.stop(), unpinned?.stop()]);
   });
-  const run = (baseUrl: string, thread: boolean) =>
+  const run = (baseUrl: string, thread: boolean, onRecord?: () => void) =>
     runLoad({
       baseUrl,
       workload: [makeRequest('hi', { maxTokens: 4 })],
@@ -94,24 +108,40 @@ describe.runIf(canPin)('a simulator on this machine and a run against it', () =>
       shape: closedLoop(2),
       out: false,
       thread,
+      ...(onRecord ? { onRecord } : {}),
     });
 
-  it('pins its engine thread to the last CPU and says so in GET /version', async () => {
+  it('pins its engine thread to the last CPU and says so in GET /version, with its machine', async () => {
     const v = (await (await fetch(`${sim.baseUrl}/version`)).json()) as Record<string, unknown>;
     expect(v.loadlab_engine_cpu).toBe(lastCpu);
+    expect(v.loadlab_boot_id).toBe(bootId());
     expect(cpusOfPid(sim.pid)).toEqual([lastCpu]);
     const u = (await (await fetch(`${unpinned.baseUrl}/version`)).json()) as Record<string, unknown>;
     expect(u.loadlab_engine_cpu).toBeUndefined();
     expect(cpusOfPid(unpinned.pid)).toEqual(here?.cpus);
   });
   it('keeps the calling thread off that CPU for the run, then gives its CPUs back', async () => {
-    const r = await run(sim.baseUrl, false);
+    const during: Array<number[] | undefined> = [];
+    const r = await run(sim.baseUrl, false, () => during.push(thisThreadCpus()?.cpus));
+    expect(during).toEqual(Array(4).fill(others));
     expect(r.manifest.client?.cpuSplit).toEqual({
       simEngineCpu: lastCpu,
       loadCpus: formatCpuList(others),
-      note: `load thread on CPUs ${formatCpuList(others)}, off the simulator's engine CPU ${lastCpu}`,
+      note: `load threads on CPUs ${formatCpuList(others)}, off the simulator's engine CPU ${lastCpu}`,
     });
     expect(thisThreadCpus()?.cpus).toEqual(here?.cpus);
+  });
+  it('leaves the thread its CPUs after two overlapping runs', async () => {
+    await Promise.all([run(sim.baseUrl, false), run(sim.baseUrl, false)]);
+    expect(thisThreadCpus()?.cpus).toEqual(here?.cpus);
+  });
+  it('refuses a bad LOADLAB_CPU_SPLIT, naming the fix', async () => {
+    process.env.LOADLAB_CPU_SPLIT = 'yes';
+    try {
+      await expect(run(sim.baseUrl, false)).rejects.toThrow(/LOADLAB_CPU_SPLIT=yes: use 1/);
+    } finally {
+      delete process.env.LOADLAB_CPU_SPLIT;
+    }
   });
   it('keeps a worker thread off it too, and records where it ran', async () => {
     const r = await run(sim.baseUrl, true);

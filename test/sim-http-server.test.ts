@@ -239,8 +239,9 @@ describe('simulated vLLM over HTTP', () => {
     const v = await fetch(`${sim.baseUrl}/version`);
     expect(v.headers.get('x-loadlab-sim')).toBe('1');
     // Where its engine thread is pinned, when it is (test/cpu-split.test.ts checks the CPU).
-    const { loadlab_engine_cpu: cpu, ...said } = (await v.json()) as Record<string, unknown>;
+    const { loadlab_engine_cpu: cpu, loadlab_boot_id: boot, ...said } = (await v.json()) as Record<string, unknown>;
     expect(cpu === undefined || Number.isInteger(cpu)).toBe(true);
+    expect(cpu === undefined || typeof boot === 'string').toBe(true);
     expect(said).toEqual({
       version: '0.19.0',
       loadlab_sim: true,

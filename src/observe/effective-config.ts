@@ -55,6 +55,8 @@ export interface EffectiveConfig {
   simProfile?: SimProfileRef;
   /** The CPU the simulator's engine thread is pinned to (`GET /version` → `loadlab_engine_cpu`; src/proc/cpu-split.ts). */
   simEngineCpu?: number;
+  /** The simulator's machine boot (`GET /version` → `loadlab_boot_id`), which tells whether it runs on this machine. */
+  simBootId?: string;
   /** `sim`, `vllm` (vLLM series or an `owned_by: vllm` card), or `other`. */
   kind: 'sim' | 'vllm' | 'other';
   /** What could not be read, one line each (e.g. `GET /metrics: HTTP 404`). */
@@ -137,6 +139,7 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
     if (typeof lp.model === 'string') out.simProfile.model = lp.model;
   }
   if (Number.isInteger(v?.loadlab_engine_cpu)) out.simEngineCpu = v?.loadlab_engine_cpu as number;
+  if (typeof v?.loadlab_boot_id === 'string') out.simBootId = v.loadlab_boot_id;
   const m = parseJson(mod);
   const cards = m && Array.isArray(m.data) ? (m.data as Array<Record<string, unknown>>) : [];
   out.models = cards.map((c) => {

@@ -37,6 +37,8 @@ export interface TargetProbe {
   simProfile?: SimProfileRef;
   /** LoadLab's simulator only: the CPU its engine thread is pinned to (`GET /version` → `loadlab_engine_cpu`). */
   simEngineCpu?: number;
+  /** LoadLab's simulator only: its machine's boot id (`GET /version` → `loadlab_boot_id`). */
+  simBootId?: string;
 }
 
 /** Options of `probeTarget`. */
@@ -77,5 +79,6 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
   if (cfg.modelsStatus !== undefined) probe.modelsStatus = cfg.modelsStatus;
   if (cfg.simProfile) probe.simProfile = cfg.simProfile;
   if (cfg.simEngineCpu !== undefined) probe.simEngineCpu = cfg.simEngineCpu;
+  if (cfg.simBootId !== undefined) probe.simBootId = cfg.simBootId;
   return probe;
 }

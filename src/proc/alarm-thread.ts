@@ -15,6 +15,7 @@
  * the main thread runs what is due and rewrites the deadline on every message.
  */
 import { Worker } from 'node:worker_threads';
+import { cpusBeforePin } from './cpu-split';
 
 /** A scheduled callback; `cancel()` stops it if it has not run. */
 export interface AlarmHandle {
@@ -24,8 +25,15 @@ export interface AlarmHandle {
 /** The thread's side: sleep until the deadline (or a change), post, repeat. Plain JavaScript, run with `eval`. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const due = new Float64Array(workerData, 0, 1);
-const seq = new Int32Array(workerData, 8, 1);
+const due = new Float64Array(workerData.sab, 0, 1);
+const seq = new Int32Array(workerData.sab, 8, 1);
+if (workerData.cpus) {
+  // Started by a pinned engine thread (cpu-split.ts): take back the process's CPUs, or a wake-up waits for that one core.
+  try {
+    const tid = /task\\/(\\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1];
+    require('node:child_process').execFileSync('taskset', ['-p', '-c', workerData.cpus, tid], { stdio: 'ignore', timeout: 5000 });
+  } catch {}
+}
 const hr = () => Number(process.hrtime.bigint()) / 1e6;
 for (;;) {
   const s = Atomics.load(seq, 0);
@@ -65,7 +73,7 @@ export function startAlarmThread(): AlarmThread {
   const seq = new Int32Array(sab, 8, 1);
   due[0] = Number.POSITIVE_INFINITY;
   const offset = hrOffset();
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: sab });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { sab, cpus: cpusBeforePin() } });
   worker.unref(); // only pending alarms keep the process alive (see arm)
   let pending: Entry[] = []; // sorted by t; few at a time (an engine has one step in flight)
   let closed = false;

@@ -9,9 +9,11 @@
  * 10 s run, 0.75 s of it behind the simulator (bench/README.md §15).
  *
  * So the simulator pins its engine thread to the last CPU it may use and says so in `GET /version`
- * (`loadlab_engine_cpu`, LoadLab only), and a run against it on loopback pins each of its load
- * threads to the other CPUs until it ends. `LOADLAB_CPU_SPLIT=0` turns both off. Linux only
- * (`/proc/thread-self` and util-linux's `taskset`); elsewhere, or with one CPU, nothing is pinned.
+ * (`loadlab_engine_cpu`, with the machine's `loadlab_boot_id`; LoadLab only), and a run against it on the
+ * same machine pins each of its load threads to the other CPUs until it ends. `LOADLAB_CPU_SPLIT=0` turns
+ * both off. Linux only (`/proc/thread-self` and util-linux's `taskset`); elsewhere, or with one CPU,
+ * nothing is pinned. A thread started by a pinned thread keeps its CPUs (the simulator's tokenizer and
+ * alarm threads take theirs back), and every simulator on one machine takes the same last CPU.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
@@ -54,7 +56,9 @@ export function formatCpuList(cpus: readonly number[]): string {
 /** The calling thread's id and the CPUs it may run on; undefined where `/proc/thread-self` is not there. */
 export function thisThreadCpus(): { tid: number; cpus: number[] } | undefined {
   try {
-    const tid = Number(/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1]);
+    // `<pid>/task/<tid>`; a /proc of another PID namespace names another process: then nothing is pinned.
+    const m = /^(\d+)\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'));
+    const tid = m && Number(m[1]) === process.pid ? Number(m[2]) : Number.NaN;
     const line = /^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/thread-self/status', 'utf8'))?.[1];
     const cpus = line === undefined ? undefined : parseCpuList(line);
     return Number.isInteger(tid) && cpus ? { tid, cpus } : undefined;
@@ -117,11 +121,20 @@ export function pinSimEngine(env: NodeJS.ProcessEnv = process.env): { cpu?: numb
   spread = formatCpuList(now.cpus);
   return {
     cpu,
-    note: `engine thread on CPU ${cpu}; a run on this machine keeps its load threads off it (LOADLAB_CPU_SPLIT=0: off)`,
+    note: `engine thread on CPU ${cpu}; a LoadLab run on this machine keeps its load threads off it (LOADLAB_CPU_SPLIT=0: off)`,
   };
 }
 
-/** Loopback hosts: a simulator there shares this machine's cores. */
+/** This boot of this machine's kernel (`/proc/sys/kernel/random/boot_id`), or undefined where unreadable. */
+export function bootId(): string | undefined {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Loopback hosts (a port forwarded there may still lead elsewhere: the boot id decides). */
 export function isLoopbackUrl(url: string): boolean {
   try {
     const h = new URL(url).hostname;
@@ -133,20 +146,23 @@ export function isLoopbackUrl(url: string): boolean {
 
 /**
  * The client's side: the CPUs its load threads should keep to, against a simulator at `rootUrl`
- * whose engine thread is on `simCpu` (from `GET /version`): every CPU this thread may use but that one.
- * `cpus` undefined: leave the threads alone, for the reason in `note`.
+ * whose engine thread is on `simCpu` of the machine booted as `simBootId` (both from `GET /version`):
+ * every CPU this thread may use but that one. `cpus` undefined: leave the threads alone, for the
+ * reason in `note`. Throws on a bad `LOADLAB_CPU_SPLIT`.
  */
 export function loadThreadCpus(
   rootUrl: string,
   simCpu: number | undefined,
+  simBootId: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): { cpus?: number[]; note: string } {
+  if (!cpuSplitEnabled(env)) return { note: 'not pinned (LOADLAB_CPU_SPLIT=0)' };
   if (simCpu === undefined)
     return {
-      note: "not pinned (the simulator's engine thread is not pinned: one CPU, not Linux, or LOADLAB_CPU_SPLIT=0 where it runs)",
+      note: "not pinned (the simulator's engine thread is not pinned: one CPU, not Linux, no taskset, LOADLAB_CPU_SPLIT=0 where it runs, or an older simulator)",
     };
-  if (!isLoopbackUrl(rootUrl)) return { note: 'not pinned (the simulator is not on this machine)' };
-  if (!cpuSplitEnabled(env)) return { note: 'not pinned (LOADLAB_CPU_SPLIT=0)' };
+  if (!isLoopbackUrl(rootUrl) || simBootId === undefined || simBootId !== bootId())
+    return { note: 'not pinned (the simulator is not on this machine, or did not say which machine it is on)' };
   const now = thisThreadCpus();
   if (!now) return { note: 'not pinned (no /proc/thread-self: not Linux)' };
   const cpus = now.cpus.filter((c) => c !== simCpu);

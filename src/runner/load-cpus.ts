@@ -1,10 +1,11 @@
 /**
  * Where a run's load threads run, against a simulator on this machine: off the CPU of its engine
- * thread (src/proc/cpu-split.ts says why). Worker threads pin themselves (./worker-main); a run
- * without them pins the calling thread for the load and gives it its CPUs back after.
- * The manifest's `client.cpuSplit` records what was done, or why nothing was.
+ * thread (src/proc/cpu-split.ts says why). For the run, the calling thread keeps to the other CPUs
+ * (in the lessons, the kernel's main thread, which writes the records) and so does each worker thread
+ * (./worker-main); after it, the calling thread gets its CPUs back. Threads started during the run
+ * keep the pin. The manifest's `client.cpuSplit` records what was done, or why nothing was.
  */
-import { formatCpuList, loadThreadCpus, pinThisThread } from '../proc/cpu-split';
+import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinThisThread } from '../proc/cpu-split';
 import type { ResolvedTarget } from './target';
 
 /** What a run does with its load threads' CPUs. */
@@ -17,25 +18,53 @@ export interface LoadCpuPlan {
   record(): Record<string, unknown>;
 }
 
-/** The plan for a run against `target`. Never throws on a machine where pinning is not possible. */
+/**
+ * This thread's pin, shared by the runs in flight on it (module state is per thread), so two
+ * overlapping runs never leave the thread pinned: the first pins, the last one to end releases.
+ */
+const held = { runs: 0, release: () => {}, cpus: [] as number[] };
+
+/** Pin this thread for one more run (or join the pin in place); the release counts it out. */
+function holdPin(cpus: number[]): { cpus: number[]; release: () => void } | { reason: string } {
+  if (held.runs === 0) {
+    const pin = pinThisThread(cpus);
+    if ('reason' in pin) return pin;
+    held.release = pin.release;
+    held.cpus = pin.cpus;
+  }
+  held.runs++;
+  let done = false;
+  const release = () => {
+    if (done) return;
+    done = true;
+    if (--held.runs === 0) held.release();
+  };
+  return { cpus: held.cpus, release };
+}
+
+/** The plan for a run against `target`. Throws on a bad `LOADLAB_CPU_SPLIT`, never where pinning is not possible. */
 export function planLoadCpus(target: Pick<ResolvedTarget, 'rootUrl' | 'probe'>): LoadCpuPlan {
-  const simCpu = target.probe.simulated ? target.probe.simEngineCpu : undefined;
-  if (!target.probe.simulated) return { pinHere: () => () => {}, record: () => ({ note: 'not pinned (not the simulator)' }) };
-  const plan = loadThreadCpus(target.rootUrl, simCpu);
+  const { simulated, simEngineCpu, simBootId } = target.probe;
+  cpuSplitEnabled(); // a bad LOADLAB_CPU_SPLIT throws here, whatever the target
+  const plan: { cpus?: number[]; note: string } = simulated
+    ? loadThreadCpus(target.rootUrl, simEngineCpu, simBootId)
+    : { note: 'not pinned (not the simulator)' };
   let note = plan.note;
-  const base = simCpu !== undefined ? { simEngineCpu: simCpu } : {};
+  let pinned: string | undefined;
+  const base = simulated && simEngineCpu !== undefined ? { simEngineCpu } : {};
   return {
     ...(plan.cpus ? { cpus: plan.cpus } : {}),
     pinHere() {
       if (!plan.cpus) return () => {};
-      const pin = pinThisThread(plan.cpus);
+      const pin = holdPin(plan.cpus);
       if ('reason' in pin) {
         note = `not pinned (${pin.reason})`;
         return () => {};
       }
-      note = `load thread on CPUs ${formatCpuList(pin.cpus)}, off the simulator's engine CPU ${simCpu}`;
+      pinned = formatCpuList(pin.cpus);
+      note = `load threads on CPUs ${pinned}, off the simulator's engine CPU ${simEngineCpu}`;
       return pin.release;
     },
-    record: () => ({ ...base, ...(plan.cpus ? { loadCpus: formatCpuList(plan.cpus) } : {}), note }),
+    record: () => ({ ...base, ...(pinned ? { loadCpus: pinned } : {}), note }),
   };
 }

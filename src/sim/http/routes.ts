@@ -16,6 +16,7 @@ import { renderChat, type SimTokenizer } from './tokens';
 import { DEFAULT_GENERATION, type Generation } from './generation';
 import { uuidOf, wireShape } from './wire-shapes';
 import { SIM_SEND_LOG_CLOCK, SIM_SEND_LOG_PATH } from '../../wire/sim-series';
+import { bootId } from '../../proc/cpu-split';
 
 /** The vLLM release the simulator emulates by default (`GET /version`; `--vllm-version` picks another). */
 export const EMULATED_VLLM_VERSION = DEFAULT_GENERATION.version;
@@ -189,7 +190,8 @@ export async function route(
     reply.text(200, '');
   } else if (is('GET', '/version')) {
     const profile = ctx.profile ? { loadlab_profile: ctx.profile } : {};
-    const cpu = ctx.engineCpu !== undefined ? { loadlab_engine_cpu: ctx.engineCpu } : {};
+    // Where the engine thread is pinned, and on which machine's boot (src/proc/cpu-split.ts).
+    const cpu = ctx.engineCpu !== undefined ? { loadlab_engine_cpu: ctx.engineCpu, loadlab_boot_id: bootId() } : {};
     reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true, ...profile, ...cpu });
   } else if (is('GET', '/metrics')) {
     // Rendering (~56 KB, ≈0.6 ms) waits for the gap after a step, so a scrape never makes a step late.
