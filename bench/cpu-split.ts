@@ -6,8 +6,7 @@
  * pinned still goes to the last one. `LOADLAB_CPU_SPLIT=0` leaves both alone, for the arrangement of
  * earlier runs.
  */
-import { execFileSync } from 'node:child_process';
-import { cpuSplitEnabled, formatCpuList, pinThisThread, thisThreadCpus } from '../src/proc/cpu-split';
+import { cpuSplitEnabled, formatCpuList, pinThisThread, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
 
 /** The arrangement in force, for the bench's lines, and how to undo this thread's part. */
 export interface BenchSplit {
@@ -28,7 +27,7 @@ const layout: { last: number; rest: number[] } | { why: string } = (() => {
 export function pinServer(pid: number): boolean {
   if ('why' in layout) return false;
   try {
-    execFileSync('taskset', ['-p', '-c', String(layout.last), String(pid)], { stdio: 'ignore', timeout: 5000 });
+    setThreadCpus(pid, [layout.last]);
     return true;
   } catch {
     return false;

@@ -15,6 +15,7 @@
  * the main thread runs what is due and rewrites the deadline on every message.
  */
 import { Worker } from 'node:worker_threads';
+import { fromRoot } from '../paths';
 import { cpusBeforePin } from './cpu-split';
 
 /** A scheduled callback; `cancel()` stops it if it has not run. */
@@ -27,13 +28,8 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const due = new Float64Array(workerData.sab, 0, 1);
 const seq = new Int32Array(workerData.sab, 8, 1);
-if (workerData.cpus) {
-  // Started by a pinned engine thread (cpu-split.ts): take back the process's CPUs, or a wake-up waits for that one core.
-  try {
-    const tid = /task\\/(\\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1];
-    require('node:child_process').execFileSync('taskset', ['-p', '-c', workerData.cpus, tid], { stdio: 'ignore', timeout: 5000 });
-  } catch {}
-}
+// Off the pinned engine thread's CPU, which this thread inherits, or a wake-up waits for that one core.
+if (workerData.cpus) require(workerData.takeCpus).takeCpus(workerData.cpus);
 const hr = () => Number(process.hrtime.bigint()) / 1e6;
 for (;;) {
   const s = Atomics.load(seq, 0);
@@ -73,7 +69,10 @@ export function startAlarmThread(): AlarmThread {
   const seq = new Int32Array(sab, 8, 1);
   due[0] = Number.POSITIVE_INFINITY;
   const offset = hrOffset();
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { sab, cpus: cpusBeforePin() } });
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { sab, cpus: cpusBeforePin(), takeCpus: fromRoot('src', 'proc', 'take-cpus.cjs') },
+  });
   worker.unref(); // only pending alarms keep the process alive (see arm)
   let pending: Entry[] = []; // sorted by t; few at a time (an engine has one step in flight)
   let closed = false;

@@ -67,6 +67,11 @@ export function thisThreadCpus(): { tid: number; cpus: number[] } | undefined {
   }
 }
 
+/** Set thread (or process main thread) `tid`'s CPUs through util-linux's `taskset -p`; throws when that fails. */
+export function setThreadCpus(tid: number, cpus: readonly number[]): void {
+  execFileSync('taskset', ['-p', '-c', formatCpuList(cpus), String(tid)], { stdio: 'ignore', timeout: 5000 });
+}
+
 /** A pinned thread, or why it was not pinned. */
 export type Pin = { cpus: number[]; release(): void } | { reason: string };
 
@@ -79,8 +84,7 @@ export function pinThisThread(cpus: readonly number[]): Pin {
   if (!before) return { reason: 'no /proc/thread-self (not Linux)' };
   const want = cpus.filter((c) => before.cpus.includes(c));
   if (want.length === 0) return { reason: `none of CPUs ${formatCpuList(cpus)} is allowed here` };
-  const set = (list: readonly number[]) =>
-    execFileSync('taskset', ['-p', '-c', formatCpuList(list), String(before.tid)], { stdio: 'ignore', timeout: 5000 });
+  const set = (list: readonly number[]) => setThreadCpus(before.tid, list);
   try {
     set(want);
   } catch (err) {

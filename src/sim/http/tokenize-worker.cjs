@@ -16,16 +16,8 @@ if (workerData.nice) {
   }
 }
 
-// A thread inherits its creator's CPUs: the engine thread may be pinned to one (src/proc/cpu-split.ts), and
-// tokenizing beside it on that CPU would delay its steps. This thread takes back the CPUs the process had.
-if (workerData.cpus) {
-  try {
-    const tid = /task\/(\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1];
-    require('node:child_process').execFileSync('taskset', ['-p', '-c', workerData.cpus, tid], { stdio: 'ignore', timeout: 5000 });
-  } catch {
-    // stays on the engine's CPU
-  }
-}
+// Off the pinned engine thread's CPU, which this thread inherits (src/proc/take-cpus.cjs).
+require('../../proc/take-cpus.cjs').takeCpus(workerData.cpus);
 
 let tok; // loaded on the first prompt (a JSON-only job never needs it)
 function tokenizer() {
