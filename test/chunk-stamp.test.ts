@@ -8,6 +8,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CHUNK_STAMPS, checkChunkStamp, chunkClock, createClient, TURN_HOLD_MAX_MS } from '../src/client/index';
+import { TURN_POLL_BATCH } from '../src/client/chunk-stamp';
 import type { ChunkStamp } from '../src/client/chunk-stamp';
 
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
@@ -36,7 +37,7 @@ describe('the chunk clock', () => {
 
   it(`'turn' never holds a reading longer than ${TURN_HOLD_MAX_MS} ms`, () => {
     let t = 0;
-    const clock = chunkClock(() => t, 'turn');
+    const clock = chunkClock(() => t, 'turn', () => 0);
     expect(clock(a)).toBe(0);
     t = TURN_HOLD_MAX_MS;
     expect(clock(b)).toBe(0);
@@ -45,6 +46,28 @@ describe('the chunk clock', () => {
     t += 1;
     expect(clock({})).toBe(TURN_HOLD_MAX_MS + 0.5);
     expect(clock(a)).toBe(t); // seen before in this turn: fresh
+  });
+
+  it("'turn' gives up its reading once the loop has waited for I/O since (its idle time grew)", () => {
+    let t = 0;
+    let idleMs = 5;
+    const clock = chunkClock(() => t, 'turn', () => idleMs);
+    expect(clock(a)).toBe(0);
+    t = 1;
+    expect(clock(b)).toBe(0); // same poll batch: the loop has not waited
+    idleMs += 0.1; // epoll_wait blocked: what comes now was not there at the reading
+    t = 1.5;
+    expect(clock(c)).toBe(1.5);
+    t = 2;
+    expect(clock({})).toBe(1.5);
+  });
+
+  it(`'turn' shares one reading among at most ${TURN_POLL_BATCH} streams (one epoll batch)`, () => {
+    let t = 0;
+    const clock = chunkClock(() => (t += 0.001), 'turn', () => 0);
+    const first = clock({});
+    for (let i = 1; i < TURN_POLL_BATCH; i++) expect(clock({})).toBe(first);
+    expect(clock({})).toBeGreaterThan(first); // the 1025th stream: a fresh reading
   });
 
   it("'callback' reads the clock every time", () => {
