@@ -37,7 +37,11 @@ describe('the chunk clock', () => {
 
   it(`'turn' never holds a reading longer than ${TURN_HOLD_MAX_MS} ms`, () => {
     let t = 0;
-    const clock = chunkClock(() => t, 'turn', () => 0);
+    const clock = chunkClock(
+      () => t,
+      'turn',
+      () => 0,
+    );
     expect(clock(a)).toBe(0);
     t = TURN_HOLD_MAX_MS;
     expect(clock(b)).toBe(0);
@@ -51,7 +55,11 @@ describe('the chunk clock', () => {
   it("'turn' gives up its reading once the loop has waited for I/O since (its idle time grew)", () => {
     let t = 0;
     let idleMs = 5;
-    const clock = chunkClock(() => t, 'turn', () => idleMs);
+    const clock = chunkClock(
+      () => t,
+      'turn',
+      () => idleMs,
+    );
     expect(clock(a)).toBe(0);
     t = 1;
     expect(clock(b)).toBe(0); // same poll batch: the loop has not waited
@@ -64,7 +72,11 @@ describe('the chunk clock', () => {
 
   it(`'turn' shares one reading among at most ${TURN_POLL_BATCH} streams (one epoll batch)`, () => {
     let t = 0;
-    const clock = chunkClock(() => (t += 0.001), 'turn', () => 0);
+    const clock = chunkClock(
+      () => (t += 0.001),
+      'turn',
+      () => 0,
+    );
     const first = clock({});
     for (let i = 1; i < TURN_POLL_BATCH; i++) expect(clock({})).toBe(first);
     expect(clock({})).toBeGreaterThan(first); // the 1025th stream: a fresh reading

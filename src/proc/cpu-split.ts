@@ -11,12 +11,14 @@
  * So the simulator pins its engine thread to the last CPU it may use and says so in `GET /version`
  * (`loadlab_engine_cpu`, with the machine's `loadlab_boot_id`; LoadLab only), and a run against it on the
  * same machine pins each of its load threads to the other CPUs until it ends. `LOADLAB_CPU_SPLIT=0` turns
- * both off. Linux only (`/proc/thread-self` and util-linux's `taskset`); elsewhere, or with one CPU,
+ * both off. Both sides also put their other threads on `SCHED_IDLE` meanwhile (./idle-threads). Linux only
+ * (`/proc/thread-self` and util-linux's `taskset`); elsewhere, or with one CPU,
  * nothing is pinned. A thread started by a pinned thread keeps its CPUs (the simulator's tokenizer and
  * alarm threads take theirs back), and every simulator on one machine takes the same last CPU.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
+import { idleOtherThreads } from './idle-threads';
 
 /** `LOADLAB_CPU_SPLIT`: on unless `0`; anything but `0`/`1` throws, naming the fix. */
 export function cpuSplitEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -123,9 +125,14 @@ export function pinSimEngine(env: NodeJS.ProcessEnv = process.env): { cpu?: numb
   const pin = pinThisThread([cpu]);
   if ('reason' in pin) return { note: `not pinned (${pin.reason})` };
   spread = formatCpuList(now.cpus);
+  const helpers = idleOtherThreads(now.tid);
+  const yielded =
+    'tids' in helpers
+      ? `its ${helpers.tids.length} helper threads yield (SCHED_IDLE)`
+      : `helper threads not idle (${helpers.reason})`;
   return {
     cpu,
-    note: `engine thread on CPU ${cpu}; a LoadLab run on this machine keeps its load threads off it (LOADLAB_CPU_SPLIT=0: off)`,
+    note: `engine thread on CPU ${cpu}, ${yielded}; a LoadLab run on this machine keeps its load threads off it (LOADLAB_CPU_SPLIT=0: off)`,
   };
 }
 

@@ -3,9 +3,12 @@
  * thread (src/proc/cpu-split.ts says why). For the run, the calling thread keeps to the other CPUs
  * (in the lessons, the kernel's main thread, which writes the records) and so does each worker thread
  * (./worker-main); after it, the calling thread gets its CPUs back. Threads started during the run
- * keep the pin. The manifest's `client.cpuSplit` records what was done, or why nothing was.
+ * keep the pin. Meanwhile the process's other threads (V8's helpers, libuv's pool) are on `SCHED_IDLE`, when it
+ * can set them back after (../proc/idle-threads). The manifest's `client.cpuSplit` records what was done, or why
+ * nothing was.
  */
-import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinThisThread } from '../proc/cpu-split';
+import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinThisThread, thisThreadCpus } from '../proc/cpu-split';
+import { idleOtherThreadsFor } from '../proc/idle-threads';
 import type { ResolvedTarget } from './target';
 
 /** What a run does with its load threads' CPUs. */
@@ -22,14 +25,23 @@ export interface LoadCpuPlan {
  * This thread's pin, shared by the runs in flight on it (module state is per thread), so two
  * overlapping runs never leave the thread pinned: the first pins, the last one to end releases.
  */
-const held = { runs: 0, release: () => {}, cpus: [] as number[] };
+const held = { runs: 0, release: () => {}, cpus: [] as number[], helpers: '' };
 
 /** Pin this thread for one more run (or join the pin in place); the release counts it out. */
-function holdPin(cpus: number[]): { cpus: number[]; release: () => void } | { reason: string } {
+function holdPin(cpus: number[]): { cpus: number[]; helpers: string; release: () => void } | { reason: string } {
   if (held.runs === 0) {
     const pin = pinThisThread(cpus);
     if ('reason' in pin) return pin;
-    held.release = pin.release;
+    const tid = thisThreadCpus()?.tid;
+    const idle = tid !== undefined ? idleOtherThreadsFor(tid) : { reason: 'no thread id' };
+    held.helpers =
+      'tids' in idle
+        ? `${idle.tids.length} other threads of this process on SCHED_IDLE`
+        : `other threads left as they were (${idle.reason})`;
+    held.release = () => {
+      if ('tids' in idle) idle.release();
+      pin.release();
+    };
     held.cpus = pin.cpus;
   }
   held.runs++;
@@ -39,7 +51,7 @@ function holdPin(cpus: number[]): { cpus: number[]; release: () => void } | { re
     done = true;
     if (--held.runs === 0) held.release();
   };
-  return { cpus: held.cpus, release };
+  return { cpus: held.cpus, helpers: held.helpers, release };
 }
 
 /** The plan for a run against `target`. Throws on a bad `LOADLAB_CPU_SPLIT`, never where pinning is not possible. */
@@ -62,7 +74,7 @@ export function planLoadCpus(target: Pick<ResolvedTarget, 'rootUrl' | 'probe'>):
         return () => {};
       }
       pinned = formatCpuList(pin.cpus);
-      note = `load threads on CPUs ${pinned}, off the simulator's engine CPU ${simEngineCpu}`;
+      note = `load threads on CPUs ${pinned}, off the simulator's engine CPU ${simEngineCpu}; ${pin.helpers}`;
       return pin.release;
     },
     record: () => ({ ...base, ...(pinned ? { loadCpus: pinned } : {}), note }),

@@ -1,0 +1,108 @@
+/**
+ * Helper threads that yield to the measuring ones: `SCHED_IDLE` for every other thread of a process
+ * while its latency-critical thread works.
+ *
+ * With the cores split (./cpu-split), the simulator's engine thread has one CPU and the load threads the
+ * others, but the helper threads of both processes (V8's garbage-collection and compiler threads, libuv's
+ * pool, a notebook kernel's ZeroMQ threads) may run anywhere. Linux's fair scheduler lets a running thread
+ * finish its slice before a woken one runs (EEVDF's `RUN_TO_PARITY`, kernel/sched/fair.c), so a waking
+ * engine step or chunk read waited behind them: in a lesson traced with `perf sched`, the kernel's V8 helper
+ * threads ran 1.2 s on the simulator's CPU during its runs. A `SCHED_IDLE` thread runs only when nothing
+ * else wants the CPU and is preempted at once by any other (`sched_setscheduler(2)`); nice values do not
+ * do that (bench/README.md §16).
+ *
+ * - The simulator sets it on every thread but the engine's when it pins the engine (its tokenizer threads
+ *   and the alarm thread start later, from the engine's thread, and keep the normal policy).
+ * - A run's calling thread sets it on the other threads of its process while it is pinned, and sets them
+ *   back after. Only a process with `CAP_SYS_NICE` may leave `SCHED_IDLE` (`sched_setscheduler(2)`:
+ *   RLIMIT_NICE is 0 by default), so without it the run leaves its process's threads alone.
+ *
+ * Through util-linux's `chrt` (Node has no `sched_setscheduler`); Linux only.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** Linux scheduling policies, as `/proc/<pid>/task/<tid>/stat` field 41 gives them. */
+export const SCHED_OTHER = 0;
+export const SCHED_IDLE = 5;
+
+/** The thread ids of process `pid` (default this one); [] where `/proc` has none (not Linux). */
+export function processThreads(pid = process.pid): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number).filter(Number.isInteger);
+  } catch {
+    return [];
+  }
+}
+
+/** Thread `tid`'s scheduling policy (of process `pid`, default this one), or undefined when it is gone. */
+export function threadPolicy(tid: number, pid = process.pid): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const policy = Number(f[38]); // field 41; fields after the name start at 3
+    return Number.isInteger(policy) ? policy : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether this process may set a thread back from `SCHED_IDLE`: `CAP_SYS_NICE` (bit 23) in its effective set. */
+export function canLeaveIdle(status?: string): boolean {
+  try {
+    const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(status ?? readFileSync('/proc/self/status', 'utf8'));
+    return m !== null && (BigInt(`0x${m[1]}`) & (1n << 23n)) !== 0n;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Set each of `tids` to `SCHED_IDLE` (`idle`) or `SCHED_OTHER` with one `sh` running `chrt` per thread (a
+ * thread that ended meanwhile is skipped); returns the tids that are on that policy after it. Throws only
+ * when `sh` cannot be run.
+ */
+export function setThreadsPolicy(tids: readonly number[], idle: boolean): number[] {
+  if (tids.length === 0) return [];
+  const script = 'flag=$1; shift; for t; do chrt "$flag" -p 0 "$t" 2>/dev/null; done; exit 0';
+  execFileSync('sh', ['-c', script, 'sh', idle ? '-i' : '-o', ...tids.map(String)], { stdio: 'ignore', timeout: 10_000 });
+  const want = idle ? SCHED_IDLE : SCHED_OTHER;
+  return tids.filter((t) => threadPolicy(t) === want);
+}
+
+/** Threads set idle, or why none was. */
+export type Yield = { tids: number[] } | { reason: string };
+
+/** Every thread of this process but `keepTid` on `SCHED_IDLE`, for good (the simulator's side). Never throws. */
+export function idleOtherThreads(keepTid: number): Yield {
+  const others = processThreads().filter((t) => t !== keepTid && threadPolicy(t) === SCHED_OTHER);
+  try {
+    const tids = setThreadsPolicy(others, true);
+    return tids.length > 0 ? { tids } : { reason: others.length === 0 ? 'no other threads' : 'chrt did not set them' };
+  } catch (err) {
+    return { reason: `chrt failed: ${(err as Error).message}` };
+  }
+}
+
+/**
+ * For one run: every thread of this process but `keepTid` on `SCHED_IDLE`; `release` sets them back. Only
+ * with `CAP_SYS_NICE` (else a thread could not come back, and the process would keep idle threads). Never throws.
+ */
+export function idleOtherThreadsFor(keepTid: number, status?: string): { tids: number[]; release(): void } | { reason: string } {
+  if (!canLeaveIdle(status)) return { reason: 'no CAP_SYS_NICE to set them back after the run' };
+  const y = idleOtherThreads(keepTid);
+  if ('reason' in y) return y;
+  let done = false;
+  return {
+    tids: y.tids,
+    release() {
+      if (done) return;
+      done = true;
+      try {
+        setThreadsPolicy(y.tids, false);
+      } catch {
+        // sh vanished mid-run: the threads stay idle until the process ends
+      }
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Helper threads that yield (src/proc/idle-threads.ts): the capability check, a real worker thread of
+ * this process set to SCHED_IDLE and back through `chrt`, a real simulator process whose threads other than
+ * the engine's are idle, and `runLoad` putting this process's other threads on SCHED_IDLE for the run only.
+ * Linux with ≥ 2 CPUs and util-linux; the set-back parts need CAP_SYS_NICE (root on CI).
+ */
+import { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { thisThreadCpus } from '../src/proc/cpu-split';
+import {
+  canLeaveIdle,
+  idleOtherThreadsFor,
+  processThreads,
+  SCHED_IDLE,
+  SCHED_OTHER,
+  setThreadsPolicy,
+  threadPolicy,
+} from '../src/proc/idle-threads';
+import { runLoad } from '../src/runner/runner';
+import { closedLoop } from '../src/schedule/shapes';
+import { startSim, type SimHandle } from '../src/sim/start';
+import { makeRequest } from '../src/workload/workload';
+
+const here = thisThreadCpus();
+const canSplit = here !== undefined && here.cpus.length >= 2;
+const privileged = canSplit && canLeaveIdle();
+
+/** A worker thread of this process that reports its thread id and then waits; `stop` ends it. */
+async function idleWorker(): Promise<{ tid: number; stop: () => Promise<number> }> {
+  const src = `
+    const { parentPort } = require('node:worker_threads');
+    const m = /task\\/(\\d+)/.exec(require('node:fs').readlinkSync('/proc/thread-self'));
+    parentPort.postMessage(Number(m[1]));
+    parentPort.on('message', () => {});
+  `;
+  const w = new Worker(src, { eval: true });
+  const tid = await new Promise<number>((res) => w.once('message', res));
+  return { tid, stop: () => w.terminate() };
+}
+
+describe('the capability and the policy', () => {
+  it('reads CAP_SYS_NICE from the effective set only', () => {
+    expect(canLeaveIdle('CapInh:\t0000000000000000\nCapEff:\t000001fffeffffff\n')).toBe(true);
+    expect(canLeaveIdle('CapEff:\t0000000000800000\n')).toBe(true); // bit 23 alone
+    expect(canLeaveIdle('CapEff:\t00000000a80425fb\n')).toBe(false); // Docker's default set
+    expect(canLeaveIdle('no such line')).toBe(false);
+  });
+
+  it.runIf(canSplit)('reads this thread as SCHED_OTHER, and a thread that is gone as undefined', () => {
+    expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
+    expect(processThreads()).toContain(process.pid);
+    expect(threadPolicy(2 ** 30)).toBeUndefined();
+  });
+
+  it.runIf(privileged)('sets one thread idle and back, leaving the others', async () => {
+    const w = await idleWorker();
+    try {
+      expect(setThreadsPolicy([w.tid], true)).toEqual([w.tid]);
+      expect(threadPolicy(w.tid)).toBe(SCHED_IDLE);
+      expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
+      expect(setThreadsPolicy([w.tid], false)).toEqual([w.tid]);
+      expect(threadPolicy(w.tid)).toBe(SCHED_OTHER);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it.runIf(privileged)('for a run: every other thread idle, then all back; without CAP_SYS_NICE, none touched', async () => {
+    const w = await idleWorker();
+    try {
+      expect(idleOtherThreadsFor(process.pid, 'CapEff:\t0000000000000000\n')).toEqual({
+        reason: 'no CAP_SYS_NICE to set them back after the run',
+      });
+      expect(threadPolicy(w.tid)).toBe(SCHED_OTHER);
+      const y = idleOtherThreadsFor(process.pid);
+      if ('reason' in y) throw new Error(y.reason);
+      expect(y.tids).toContain(w.tid);
+      expect(y.tids).not.toContain(process.pid);
+      expect(threadPolicy(w.tid)).toBe(SCHED_IDLE);
+      y.release();
+      expect(threadPolicy(w.tid)).toBe(SCHED_OTHER);
+    } finally {
+      await w.stop();
+    }
+  });
+});
+
+describe.runIf(canSplit)('a simulator and a run against it', () => {
+  let sim: SimHandle;
+  beforeAll(async () => {
+    sim = await startSim();
+  });
+  afterAll(async () => {
+    await sim?.stop();
+  });
+
+  it("puts the simulator's helper threads on SCHED_IDLE, not its engine thread", async () => {
+    await fetch(`${sim.baseUrl}/version`);
+    const tids = processThreads(sim.pid);
+    expect(threadPolicy(sim.pid, sim.pid)).toBe(SCHED_OTHER); // the engine: the main thread
+    const idle = tids.filter((t) => threadPolicy(t, sim.pid) === SCHED_IDLE);
+    expect(idle.length).toBeGreaterThan(0);
+    expect(idle).not.toContain(sim.pid);
+  });
+
+  it.runIf(privileged)("puts this process's other threads on SCHED_IDLE for the run only", async () => {
+    const w = await idleWorker();
+    try {
+      const during: Array<number | undefined> = [];
+      const r = await runLoad({
+        baseUrl: sim.baseUrl,
+        workload: [makeRequest('hi', { maxTokens: 4 })],
+        requests: 2,
+        shape: closedLoop(1),
+        out: false,
+        onRecord: () => during.push(threadPolicy(w.tid)),
+      });
+      expect(during).toEqual([SCHED_IDLE, SCHED_IDLE]);
+      expect(threadPolicy(w.tid)).toBe(SCHED_OTHER);
+      expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
+      expect((r.manifest.client?.cpuSplit as { note?: string } | undefined)?.note).toMatch(
+        /; \d+ other threads of this process on SCHED_IDLE$/,
+      );
+    } finally {
+      await w.stop();
+    }
+  });
+});
