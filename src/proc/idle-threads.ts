@@ -5,8 +5,9 @@
  * With the cores split (./cpu-split), the simulator's engine thread has one CPU and the load threads the
  * others, but the helper threads of both processes (V8's garbage-collection and compiler threads, libuv's
  * pool, a notebook kernel's ZeroMQ threads) may run anywhere. Linux's fair scheduler lets a running thread
- * finish its slice before a woken one runs (EEVDF's `RUN_TO_PARITY`, kernel/sched/fair.c), so a waking
- * engine step or chunk read waited behind them: in a lesson traced with `perf sched`, the kernel's V8 helper
+ * finish its slice before a woken one runs (EEVDF's `RUN_TO_PARITY`, kernel/sched/features.h: "inhibit (wakeup)
+ * preemption until the current task has … exhausted its slice"), so a waking engine step or chunk read waited
+ * behind them: in a lesson traced with `perf sched`, the kernel's V8 helper
  * threads ran 1.2 s on the simulator's CPU during its runs. A `SCHED_IDLE` thread runs only when nothing
  * else wants the CPU and is preempted at once by any other (`sched_setscheduler(2)`); nice values do not
  * do that (bench/README.md §16).
