@@ -14,12 +14,19 @@ import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 /** Linux clock ticks per second (`USER_HZ`); see the module comment. */
 const USER_HZ = 100;
 
+/**
+ * The fields of a `/proc/…/stat` line after `pid (comm) `, from field 3 (state) on: field N is index N − 3
+ * (proc(5)). The command name may hold spaces and parentheses, so the split starts after its last `)`.
+ */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** The calling thread's CPU time (user + system) so far, ms (10 ms resolution); undefined where unreadable. */
 export function threadCpuMs(): number | undefined {
   try {
     const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-    // after "pid (comm) ", field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const f = statFields(stat); // utime (14) and stime (15) are 11 and 12
     const ticks = Number(f[11]) + Number(f[12]);
     return Number.isFinite(ticks) ? (ticks * 1000) / USER_HZ : undefined;
   } catch {

@@ -22,6 +22,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { statFields } from './cpu-times';
 
 /** Linux scheduling policies, as `/proc/<pid>/task/<tid>/stat` field 41 gives them. */
 export const SCHED_OTHER = 0;
@@ -40,8 +41,7 @@ export function processThreads(pid = process.pid): number[] {
 export function threadPolicy(tid: number, pid = process.pid): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const policy = Number(f[38]); // field 41; fields after the name start at 3
+    const policy = Number(statFields(stat)[38]); // field 41
     return Number.isInteger(policy) ? policy : undefined;
   } catch {
     return undefined;

@@ -18,6 +18,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { statFields } from './cpu-times';
 
 const groups = new Map<number, number>(); // pgid → grace ms
 const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -51,8 +52,7 @@ export function groupAlive(pgid: number): boolean {
     } catch {
       continue; // exited while we looked
     }
-    // Fields after the command name (which may contain spaces and parentheses): state ppid pgrp …
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const f = statFields(stat); // state ppid pgrp …
     if (Number(f[2]) === pgid && f[0] !== 'Z' && f[0] !== 'X') return true;
   }
   return false;
