@@ -46,7 +46,7 @@ export function splitCores(serverPid: number, serverCpu?: number): BenchSplit {
   const pin = pinThisThread(layout.rest);
   if ('reason' in pin) return none(pin.reason);
   return {
-    line: `cores: server's main thread on CPU ${layout.last}, readers on CPUs ${formatCpuList(pin.cpus)} (LOADLAB_CPU_SPLIT=0: not split)`,
+    line: `cores: server's main thread on CPU ${layout.last}, readers on CPUs ${formatCpuList(pin.cpus)} (LOADLAB_CPU_SPLIT=0 turns the split off)`,
     release: pin.release,
   };
 }
