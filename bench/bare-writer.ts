@@ -11,7 +11,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { watchParent } from '../src/proc/child';
-import { chunkFrame } from '../src/sim/http/reply';
+import { chunkFrame } from '../src/sim/http/chunk-socket';
 
 /** Ready-line marker. */
 export const BARE_WRITER_MARKER = 'LOADLAB_BARE_WRITER_LISTENING';

@@ -1,12 +1,12 @@
 /**
- * How the simulator frames a streamed response on the wire (src/sim/http/reply.ts, `chunkSocket`): over HTTP/1.1,
+ * How the simulator frames a streamed response on the wire (src/sim/http/chunk-socket.ts, `chunkSocket`): over HTTP/1.1,
  * each SSE event is one HTTP chunk of its own, written to the socket as uvicorn writes a body message; over
  * HTTP/1.0 (no chunked encoding) the events go through Node's `res.write` unframed. Read with a raw `net` socket,
  * so the bytes are the server's, not a client library's view of them.
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chunkFrame } from '../src/sim/http/reply';
+import { chunkFrame } from '../src/sim/http/chunk-socket';
 import { startSim, type SimHandle } from '../src/sim/start';
 
 let sim: SimHandle;

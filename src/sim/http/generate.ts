@@ -107,7 +107,7 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
 
 /**
  * Logs the send time `t` of a stream's token chunks, taken before their first byte could reach the kernel: a
- * streamed event goes to the socket as it is written (src/sim/http/reply.ts, `chunkSocket`), else at `flush`
+ * streamed event goes to the socket as it is written (src/sim/http/chunk-socket.ts, `chunkSocket`), else at `flush`
  * (src/wire/flush.ts). It is a lower bound, so an arrival stamp is never earlier. A time taken after the write could
  * be late by whatever ran on the simulator's core first (the woken client itself, a GC), and would then count that
  * pause as the client's.

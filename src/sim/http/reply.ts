@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import { SSE_DONE, sseData, type ErrorInfo } from '../../wire/chunks';
 import { errorJsonFor, streamErrorJsonFor, type GenerationId } from './wire-shapes';
 import { flushNow } from '../../wire/flush';
+import { chunkFrame, chunkSocket, onceDrained } from './chunk-socket';
 
 /** Header on every simulator response, so clients and probes can tell it from real vLLM. */
 export const SIM_HEADER = 'x-loadlab-sim';
@@ -87,114 +88,109 @@ export interface Reply {
 }
 
 /**
- * The socket a streamed response's events can be written to directly, or undefined: once the headers went out
- * with chunked encoding on a socket of its own. Then each event is one HTTP chunk in one `socket.write`, framed as
- * uvicorn frames a body message for vLLM (`uvicorn/protocols/http/httptools_impl.py`, `send`: one
- * `transport.write` of `b"%x\r\n" % len(body)`, the body and `b"\r\n"`). Node's `res.write` would cork the
- * socket, buffer the size line, the data and the CRLF apart, schedule a tick to uncork, and hand the kernel three
- * pieces in one `writev`. `res.end` still writes the last chunk and the terminating `0\r\n\r\n`.
- * Before a socket is assigned (a pipelined request waiting its turn), or without chunked encoding (an HTTP/1.0
- * client), events go through `res.write`.
+ * The `Reply` on a Node `ServerResponse`; errors are worded and shaped as generation `gen` does (default v0.19).
+ * A class, so `closed` and the methods live on one prototype: a per-reply object literal gave every reply its own
+ * getter, and V8 could not inline the engine's per-token `reply.closed` check (bench/README.md §17).
  */
-function chunkSocket(res: ServerResponse): Socket | undefined {
-  const sock = res.socket;
-  // `writable`: not ended (Node ends a socket whose client half-closed) nor destroyed; else `res.write` decides.
-  return sock && res.headersSent && res.chunkedEncoding && sock.writable ? sock : undefined;
-}
+class NodeReply implements Reply {
+  private ended = false;
+  private aborted = false;
+  private readonly abortFns: Array<() => void> = [];
+  /** The socket events go to directly, once `chunkSocket` found one (a response keeps its socket to its end). */
+  private sock: Socket | undefined;
 
-/** One HTTP/1.1 chunk: the data's size in hex, CRLF, the data, CRLF; nothing for no data (a zero-size chunk ends the body). */
-export function chunkFrame(data: string): string {
-  if (data === '') return '';
-  return `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
-}
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly gen: GenerationId,
+  ) {
+    res.on('close', () => {
+      if (this.ended) return;
+      this.aborted = true;
+      for (const fn of this.abortFns.splice(0)) fn();
+    });
+  }
 
-/**
- * Calls `fn` once `res` can take more. A chunk written to the socket itself drains there; Node's `res` emits 'drain'
- * only after its own writes. A socket listener is dropped when the response closes first: a kept-alive socket must
- * not call it for a later response.
- */
-function onceDrained(res: ServerResponse, fn: () => void): void {
-  const sock = chunkSocket(res);
-  if (!sock?.writableNeedDrain || res.writableNeedDrain) return void res.once('drain', fn);
-  const drop = () => sock.off('drain', drained);
-  const drained = () => {
-    res.off('close', drop);
-    fn();
-  };
-  sock.once('drain', drained);
-  res.once('close', drop);
-}
+  get closed(): boolean {
+    return this.ended || this.aborted;
+  }
+  onAbort(fn: () => void): void {
+    if (this.aborted) fn();
+    else this.abortFns.push(fn);
+  }
 
-/** The `Reply` on a Node `ServerResponse`; errors are worded and shaped as generation `gen` does (default v0.19). */
-export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Reply {
-  let ended = false;
-  let aborted = false;
-  const abortFns: Array<() => void> = [];
-  res.on('close', () => {
-    if (ended) return;
-    aborted = true;
-    for (const fn of abortFns.splice(0)) fn();
-  });
-  const finish = (status: number, contentType: string | undefined, body: string) => {
-    if (ended || aborted) return;
-    ended = true;
+  json(status: number, body: unknown): void {
+    this.finish(status, 'application/json', JSON.stringify(body));
+  }
+
+  text(status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
+    this.finish(status, body === '' && status === 200 ? undefined : contentType, body);
+  }
+
+  error(err: ApiError): void {
+    this.finish(err.status, 'application/json', errorJsonFor(this.gen, err.parts));
+  }
+
+  startStream(): void {
+    if (this.closed || this.res.headersSent) return;
+    this.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', [SIM_HEADER]: '1' });
+    this.res.flushHeaders();
+  }
+
+  event(json: string): void {
+    this.write(sseData(json));
+  }
+
+  streamError(err: ApiError): void {
+    this.write(sseData(streamErrorJsonFor(this.gen, err.parts)));
+  }
+
+  done(): void {
+    if (this.closed) return;
+    this.ended = true;
+    this.res.end(SSE_DONE);
+  }
+
+  destroy(): void {
+    if (!this.closed) this.res.destroy();
+  }
+
+  flush(): void {
+    if (!this.closed) flushNow(this.res);
+  }
+
+  blocked(): boolean {
+    return !this.closed && (this.res.writableNeedDrain || (this.socket()?.writableNeedDrain ?? false));
+  }
+
+  onDrain(fn: () => void): void {
+    onceDrained(this.res, fn);
+  }
+
+  private finish(status: number, contentType: string | undefined, body: string): void {
+    if (this.closed) return;
+    this.ended = true;
     const headers: Record<string, string | number> = { [SIM_HEADER]: '1', 'content-length': Buffer.byteLength(body) };
     if (contentType) headers['content-type'] = contentType;
-    res.writeHead(status, headers);
-    res.end(body);
-  };
-  const write = (s: string) => {
-    if (ended || aborted) return;
-    const sock = chunkSocket(res);
+    this.res.writeHead(status, headers);
+    this.res.end(body);
+  }
+
+  /** `chunkSocket`, looked up until found and then kept while it is writable. */
+  private socket(): Socket | undefined {
+    return this.sock?.writable ? this.sock : (this.sock = chunkSocket(this.res));
+  }
+
+  private write(s: string): void {
+    if (this.closed) return;
+    const sock = this.socket();
     if (sock) sock.write(chunkFrame(s));
-    else res.write(s);
-  };
-  return {
-    get closed() {
-      return ended || aborted;
-    },
-    onAbort(fn) {
-      if (aborted) fn();
-      else abortFns.push(fn);
-    },
-    json(status, body) {
-      finish(status, 'application/json', JSON.stringify(body));
-    },
-    text(status, body, contentType = 'text/plain; charset=utf-8') {
-      finish(status, body === '' && status === 200 ? undefined : contentType, body);
-    },
-    error(err) {
-      finish(err.status, 'application/json', errorJsonFor(gen, err.parts));
-    },
-    startStream() {
-      if (ended || aborted || res.headersSent) return;
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', [SIM_HEADER]: '1' });
-      res.flushHeaders();
-    },
-    event(json) {
-      write(sseData(json));
-    },
-    streamError(err) {
-      write(sseData(streamErrorJsonFor(gen, err.parts)));
-    },
-    done() {
-      if (ended || aborted) return;
-      ended = true;
-      res.end(SSE_DONE);
-    },
-    destroy() {
-      if (!ended && !aborted) res.destroy();
-    },
-    flush() {
-      if (!ended && !aborted) flushNow(res);
-    },
-    blocked() {
-      return !ended && !aborted && (res.writableNeedDrain || (chunkSocket(res)?.writableNeedDrain ?? false));
-    },
-    onDrain(fn) {
-      onceDrained(res, fn);
-    },
-  };
+    else this.res.write(s);
+  }
+}
+
+/** The `Reply` on a Node `ServerResponse` (see {@link NodeReply}). */
+export function nodeReply(res: ServerResponse, gen: GenerationId = 'v0.19'): Reply {
+  return new NodeReply(res, gen);
 }
 
 /** What a fault-injection layer sees about a request before it is handled. */
