@@ -56,6 +56,11 @@ export interface ClientStall {
   /** With `cpuOf: 'thread'`: the thread's CPU over the run, % of one core, and its time runnable but waiting for a core, ms. */
   threadCpuPercent?: number;
   threadWaitMs?: number;
+  /**
+   * With `cpuOf: 'thread'`: how many CPUs the thread's affinity allowed at the end of the watch (1 where a run
+   * against a simulator on a 2-core machine leaves the load threads one core); absent where unreadable.
+   */
+  threadCpus?: number;
 }
 
 /** One worker thread's verdict in `summary.health.workers` (runs with `workers > 1`, src/runner/worker-health.ts). */

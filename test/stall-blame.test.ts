@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { calibrationVerdict } from '../src/calibrate/calibrate-result';
@@ -109,6 +110,15 @@ describe('the verdict names the cause', () => {
     expect(stallSentence(noSteal, 27, 2)).not.toContain('steal');
   });
 
+  it("advises more workers for a thread's own work, unless the thread could run on one core only", () => {
+    const own: ClientStall = { ...quiet, cause: 'own-cpu', cpuOf: 'thread', threadCpuPercent: 22, threadWaitMs: 3 };
+    expect(stallSentence({ ...own, threadCpus: 3 }, 40, 4)).toMatch(/Run fewer streams per thread \(more workers\)\.$/);
+    expect(stallSentence(own, 40, 4)).toMatch(/\(more workers\)\.$/); // affinity unreadable, or saved before
+    expect(stallSentence({ ...own, threadCpus: 1 }, 40, 2)).toMatch(
+      /This thread could run on one core only of this machine's 2, so more workers would share it: run fewer streams, or use a machine with more cores\.$/,
+    );
+  });
+
   it('says when no cause was found, and a healthy run has no reasons', () => {
     expect(stallSentence(quiet, 27, 2)).toMatch(/^Cause not found: no 10 ms interval was late by more than 1 ms/);
     expect(assessClientHealth({ ...late, eventLoopDelayP99Ms: 1, stall: quiet })).toEqual({ clientBound: false, reasons: [] });
@@ -150,6 +160,7 @@ describe('startStallWatch (real)', () => {
       const s = w.stop();
       await busy.terminate();
       expect(s.cpuOf).toBe('thread');
+      expect(s.threadCpus).toBe(availableParallelism()); // this test's thread is not pinned
       expect(s.lateMs.otherProcesses).toBeGreaterThan(100);
       expect(s.lateMs.ownCpu).toBeLessThan(s.lateMs.otherProcesses);
       // asleep in Atomics.wait, not queued for a core: most of the wait is "neither running nor queued"

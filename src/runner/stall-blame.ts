@@ -24,6 +24,7 @@ import { loadavg } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { type ClientStall, STEAL_NAMED_PERCENT, type StallCause } from '../client-stall';
 import { type HostCpu, hostCpu, type ThreadSched, threadSchedReader } from '../proc/cpu-times';
+import { thisThreadCpus } from '../proc/cpu-split';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -100,7 +101,9 @@ export function stealShare(h0: HostCpu | undefined, h1: HostCpu | undefined): { 
 function threadShare(sched0: ThreadSched | undefined, sched1: ThreadSched | undefined, wallMs: number): Partial<ClientStall> {
   if (!sched0 || !sched1 || !(wallMs > 0)) return {};
   const cpu = sched1.cpuMs - sched0.cpuMs;
-  return { cpuOf: 'thread', threadCpuPercent: r2((cpu / wallMs) * 100), threadWaitMs: r2(sched1.waitMs - sched0.waitMs) };
+  const cpus = thisThreadCpus()?.cpus.length;
+  const share = { threadCpuPercent: r2((cpu / wallMs) * 100), threadWaitMs: r2(sched1.waitMs - sched0.waitMs) };
+  return { cpuOf: 'thread', ...share, ...(cpus ? { threadCpus: cpus } : {}) };
 }
 
 /** GC pauses as they are reported (`perf_hooks` `gc` entries): the recent ones, how many, their sum and the longest. */
@@ -203,6 +206,12 @@ export function startStallWatch(): StallWatch {
 
 const f1 = (x: number) => x.toFixed(1);
 
+/** More workers, unless the thread had one core only (src/proc/cpu-split.ts gives a local simulator's engine one). */
+function ownWorkAdvice(threadCpus: number | undefined, cores: number): string {
+  if (threadCpus !== 1) return 'Run fewer streams per thread (more workers).';
+  return `This thread could run on one core only${cores > 1 ? ` of this machine's ${cores}` : ''}, so more workers would share it: run fewer streams, or use a machine with more cores.`;
+}
+
 /**
  * One sentence naming the cause of a late loop, with the split of its lateness and the numbers behind
  * it, e.g. "Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms:
@@ -225,7 +234,7 @@ export function stallSentence(s: ClientStall, cpuPercent: number, cores: number)
     case 'own-cpu':
       return s.cpuOf === 'thread'
         ? `Cause: this thread's own work (${split}; the thread used ${Math.round(s.threadCpuPercent ?? 0)} % of a core over the run). ` +
-            'Run fewer streams per thread (more workers).'
+            ownWorkAdvice(s.threadCpus, cores)
         : `Cause: this process's own work (${split}; ${Math.round(cpuPercent)} % of a core over the run). ` +
             'Run fewer streams per process.';
     case 'other-processes':
