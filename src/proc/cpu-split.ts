@@ -75,10 +75,10 @@ export function setThreadCpus(tid: number, cpus: readonly number[]): void {
 }
 
 /** A pinned thread, or why it was not pinned. */
-export type Pin = { cpus: number[]; release(): void } | { reason: string };
+export type Pin = { tid: number; cpus: number[]; release(): void } | { reason: string };
 
 /**
- * Pin the calling thread to `cpus` (through `taskset -p`, which sets one thread's affinity); the
+ * Pin the calling thread (`tid`) to `cpus` (through `taskset -p`, which sets one thread's affinity); the
  * CPUs read back after it are the result. `release` gives the thread its former CPUs back. Never throws.
  */
 export function pinThisThread(cpus: readonly number[]): Pin {
@@ -104,7 +104,7 @@ export function pinThisThread(cpus: readonly number[]): Pin {
       // the thread keeps its pin; a thread that ends drops it anyway
     }
   };
-  return { cpus: after, release };
+  return { tid: before.tid, cpus: after, release };
 }
 
 /** The CPUs this process's main thread had before {@link pinSimEngine} pinned it (a `taskset` list), if it did. */

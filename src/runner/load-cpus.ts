@@ -7,7 +7,7 @@
  * can set them back after (../proc/idle-threads). The manifest's `client.cpuSplit` records what was done, or why
  * nothing was.
  */
-import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinThisThread, thisThreadCpus } from '../proc/cpu-split';
+import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinThisThread } from '../proc/cpu-split';
 import { idleOtherThreadsFor } from '../proc/idle-threads';
 import type { ResolvedTarget } from './target';
 
@@ -32,8 +32,7 @@ function holdPin(cpus: number[]): { cpus: number[]; helpers: string; release: ()
   if (held.runs === 0) {
     const pin = pinThisThread(cpus);
     if ('reason' in pin) return pin;
-    const tid = thisThreadCpus()?.tid;
-    const idle = tid !== undefined ? idleOtherThreadsFor(tid) : { reason: 'no thread id' };
+    const idle = idleOtherThreadsFor(pin.tid);
     held.helpers =
       'tids' in idle
         ? `${idle.tids.length} other threads of this process on SCHED_IDLE`
