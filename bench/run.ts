@@ -34,6 +34,11 @@ const BENCHES: Record<
     quick: true,
     load: () => import('./sim-yardstick'),
   },
+  'lesson-floor': {
+    about: "lesson 02b's c=256 point: our stamp lag p99 against a bare raw-socket reader's, same simulator",
+    quick: true,
+    load: () => import('./lesson-floor'),
+  },
   workers: { about: 'run --workers 1, 2, 4: events/s at p99 stamp error ≤ 2 ms', quick: true, load: () => import('./workers') },
   parse: { about: 'SSE stamping+parsing cost per event, stats over 100k samples', load: () => import('./parse-stats') },
   calibration: {
