@@ -14,6 +14,7 @@ import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createClient } from '../client/client';
 import { sleepUntil } from '../schedule/pacer';
+import { turnBudget, type TurnBudget } from '../schedule/turn-budget';
 import { createPool, settleTasks, type Pool } from '../schedule/pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { startClientHealth } from './health';
@@ -28,7 +29,19 @@ if (port && (workerData as Partial<WorkerInit> | undefined)?.counter instanceof 
   start(workerData as WorkerInit);
 
 function start(init: WorkerInit): void {
-  const post = (m: FromWorker) => port?.postMessage(m);
+  // `sent` and `record` wait for the turn budget (src/schedule/turn-budget.ts), in order; any other message
+  // first posts everything waiting, so `done` and `error` come after every record.
+  const work = turnBudget();
+  const post = (m: FromWorker) => {
+    if (m.t === 'sent' || m.t === 'record') return work.run(() => port?.postMessage(m));
+    work.drain();
+    port?.postMessage(m);
+  };
+  // A crash of this thread still hands over what it measured (the main thread writes the rest as lost).
+  process.on('uncaughtException', (err) => {
+    post({ t: 'error', message: err.stack ?? String(err) });
+    process.exit(CRASH_EXIT_CODE);
+  });
   if (init.loadCpus) pinThisThread(init.loadCpus); // the thread ends with the run: never released
 
   const now = threadRunClock(init.originMonoMs);
@@ -52,7 +65,10 @@ function start(init: WorkerInit): void {
     const requestId = `${init.idPrefix}-${index}`;
     const tag = spec.tag !== undefined ? { tag: spec.tag } : {};
     post({ t: 'sent', index, requestId, warmup: warm, api: spec.api ?? 'chat', ...tag, intendedStartMs: due, sentMs: now() });
-    if (++sent === crashAfter) process.exit(CRASH_EXIT_CODE);
+    if (++sent === crashAfter) {
+      work.drain(); // as the crash handler above does
+      process.exit(CRASH_EXIT_CODE);
+    }
     const meta = { index, warmup: warm, intendedStartMs: due, requestId, signal: stop.signal };
     const record = await client.send(spec, meta);
     post({ t: 'record', record });
@@ -71,7 +87,7 @@ function start(init: WorkerInit): void {
       const health = startClientHealth({ cpuPercent: Number.POSITIVE_INFINITY });
       const cpu0 = threadCpuMs();
       const t0 = performance.now();
-      drive(m.plan, fire, now, stop.signal)
+      drive(m.plan, fire, now, stop.signal, work)
         .then(async (latenessMs) => {
           const cpu1 = threadCpuMs();
           const wallMs = performance.now() - t0;
@@ -109,14 +125,15 @@ function testCrashAfter(worker: number): number | undefined {
 type Fire = (index: number, spec: RequestSpec, due: number, warm: boolean) => Promise<RequestRecord | undefined>;
 
 /** This worker's measured load; resolves with how late each scheduled send left (ms) once all are done. */
-async function drive(plan: WorkerPlan, fire: Fire, now: () => number, signal: AbortSignal): Promise<number[]> {
+async function drive(plan: WorkerPlan, fire: Fire, now: () => number, signal: AbortSignal, work: TurnBudget): Promise<number[]> {
   if (plan.kind === 'closed') {
     const counter = new Int32Array((workerData as WorkerInit).counter);
     const slot = async () => {
       while (!signal.aborted) {
         const i = Atomics.add(counter, 0, 1);
         if (i >= plan.n) return;
-        await fire(plan.warmup + i, plan.specs[i], now(), false);
+        const due = now(); // intended when the slot freed; sent when the turn budget lets it
+        await new Promise<unknown>((resolve) => work.run(() => resolve(fire(plan.warmup + i, plan.specs[i], due, false))));
       }
     };
     await Promise.all(Array.from({ length: plan.slots }, slot));

@@ -2,7 +2,9 @@
  * Sending N requests the way a load shape says. The caller's `fire(i, intendedStartMs)` sends
  * measured request i and resolves when it is recorded; this module only decides WHEN.
  *
- * - closed: a pool of `concurrency`; request i is intended to go the moment a slot frees.
+ * - closed: a pool of `concurrency`; request i is intended to go the moment a slot frees, and goes
+ *   within the loop turn's budget for such work (./turn-budget): when a wave ends at once, a few
+ *   sends per turn, the rest in the next turns (the wait shows in `queueMs`).
  * - burst / open / timeline: request i is intended at `start + offset[i]`, paced on the
  *   absolute clock (`sleepUntil`), in time order; an open loop's `maxConcurrency` makes late
  *   arrivals wait for a slot (their wait shows in the record's `queueMs`).
@@ -16,6 +18,7 @@ import { arrivalOffsets } from './arrivals';
 import { sleepUntil } from './pacer';
 import { createPool, type Pool, settleTasks } from './pool';
 import type { LoadShape } from './shapes';
+import { turnBudget } from './turn-budget';
 
 /** Options of `dispatchLoad`. */
 export interface DispatchOptions {
@@ -54,13 +57,20 @@ export async function dispatchLoad(
   const offsets = arrivalOffsets(shape, n);
   if (offsets === null) {
     gate = createPool((shape as { concurrency: number }).concurrency);
+    // Sends of a wave that ends at once go a few per loop turn, so the loop reads its sockets between them.
+    const work = turnBudget();
     for (let i = 0; i < n; i++) {
       tasks.push(
         gate.run(() => {
-          const t = now();
+          const t = now(); // intended when the slot freed
           if (signal.aborted || t >= deadlineMs) return Promise.resolve();
-          dispatched++;
-          return fire(i, t);
+          return new Promise<void>((resolve, reject) =>
+            work.run(() => {
+              if (signal.aborted) return resolve();
+              dispatched++;
+              fire(i, t).then(resolve, reject);
+            }),
+          );
         }),
       );
     }
