@@ -68,7 +68,11 @@ export async function dispatchLoad(
             work.run(() => {
               if (signal.aborted) return resolve();
               dispatched++;
-              fire(i, t).then(resolve, reject);
+              try {
+                fire(i, t).then(resolve, reject);
+              } catch (err) {
+                reject(err); // a `fire` that throws at once, as `return fire(i, t)` rejected before
+              }
             }),
           );
         }),

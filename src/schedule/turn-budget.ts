@@ -8,7 +8,7 @@
  * a closed loop's wave: on lesson 02b's c = 256 point, a step ends a hundred streams at once, and the
  * turn that reads them also sends a hundred new requests and posts two hundred messages to the main
  * thread (~150 µs a stream). Chunks that arrived meanwhile were stamped up to 20–30 ms late, and they
- * made up 70–80 % of the point's worst 1 % (bench/README.md §18).
+ * were most of the point's worst 1 % (a median of 80 % in nine runs; bench/README.md §18).
  *
  * A budget lets such work run at once while the turn has spent less than `budgetMs` on it, and queues
  * the rest, in order, for the next turns: each later turn (its check phase, after the loop polled)
@@ -51,13 +51,14 @@ export function turnBudget(budgetMs: number = TURN_WORK_BUDGET_MS, now: () => nu
     turnStart = undefined;
     if (waiting.length === 0) return;
     turnStart = now();
-    while (waiting.length > 0 && !spent()) (waiting.shift() as () => void)();
-    if (waiting.length === 0) {
-      turnStart = undefined; // the next task starts a turn of its own
-      return;
+    try {
+      while (waiting.length > 0 && !spent()) (waiting.shift() as () => void)();
+    } finally {
+      // Set from a check phase, the next slice runs in the next loop iteration, after the loop polled again
+      // (and a task that threw leaves the rest queued, not stuck).
+      if (waiting.length > 0) arm();
+      else turnStart = undefined; // the next task starts a turn of its own
     }
-    // An Immediate set from a check phase runs in the next loop iteration, after the loop polled again.
-    arm();
   }
   return {
     run(task) {
