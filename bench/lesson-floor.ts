@@ -14,7 +14,6 @@
  *   undici. Its stamps are checked against the same send log with the same function (`stampLagOf`).
  * Each prints the stamp lag (p50, p99, max) and its load thread's CPU per token chunk, with the load average.
  */
-import { connect, type Socket } from 'node:net';
 import { loadavg } from 'node:os';
 import { chunkClock } from '../src/client/chunk-stamp';
 import { buildRequestBody } from '../src/client/body';
@@ -30,6 +29,7 @@ import type { RequestSpec } from '../src/types';
 import { makeRequest } from '../src/workload/workload';
 import { CHALLENGES_PROMPT } from '../src/workload/prompts';
 import { getJson, loadLine, machine, round, type BenchOptions, type BenchResult } from './common';
+import { openSockets } from './yard-readers';
 
 /** The client-bound limit the lessons judge the stamp lag p99 by (DEFAULT_HEALTH_THRESHOLDS.delayP99Ms), ms. */
 const LIMIT_MS = 5;
@@ -85,19 +85,13 @@ function countTokens(b: Buffer): number {
   return n;
 }
 
-const openSocket = (port: number) =>
-  new Promise<Socket>((resolve, reject) => {
-    const s: Socket = connect({ port, host: '127.0.0.1', noDelay: true }, () => resolve(s));
-    s.once('error', reject);
-  });
-
 /** `bare`: raw sockets, the same closed loop and body, 'turn' stamps on this thread's clock. */
 async function barePass(sim: SimHandle, p: Point, prefix: string): Promise<Pass> {
   const url = new URL(sim.baseUrl);
   const json = JSON.stringify(buildRequestBody(p.spec, sim.model));
   const head = `POST /v1/chat/completions HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\n`;
   const request = (id: string) => `${head}x-request-id: ${id}\r\ncontent-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`;
-  const socks = await Promise.all(Array.from({ length: p.streams }, () => openSocket(Number(url.port))));
+  const socks = await openSockets(Number(url.port), p.streams);
   const clock = chunkClock(() => performance.now(), 'turn');
   const stamps = new Map<string, number[]>();
   let next = 0;
@@ -151,10 +145,8 @@ const line = (x: Pass, round: number) =>
     : '') +
   ` (load ${x.loadAverage1m.toFixed(2)})`;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+/** The median (numpy's linear rule: the middle round of an odd number of rounds). */
+const median = (xs: number[]) => percentile(xs, 50);
 
 export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   const before = machine();

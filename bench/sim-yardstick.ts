@@ -23,6 +23,7 @@ import { startSim, type SimHandle } from '../src/sim/start';
 import { wakeFloor } from './wake-floor';
 import { splitCores } from './cpu-split';
 import { BARE_WRITER_MARKER, type BareWriterConfig } from './bare-writer';
+import { percentile } from '../src/stats/percentile';
 import { loadLine, machine, round, type BenchOptions, type BenchResult } from './common';
 import { measureLevel, type Level } from './sim-fidelity';
 
@@ -113,7 +114,8 @@ const levelLine = (l: Level, label: string) =>
   `client ITL p99 ${l.clientItlMs.p99} ms, client loop p99 ${l.clientEventLoopDelayP99Ms} ms [load ${l.loadAverage1m}]`;
 
 /** The middle value (the lower middle of an even count); NaN for none. */
-const median = (xs: number[]) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] : NaN);
+/** The median (numpy's linear rule: the middle round of an odd number of rounds). */
+const median = (xs: number[]) => percentile(xs, 50);
 
 /** One round of the judged pair: the simulator at C = 128, then the framed bare writer at its served step. */
 interface Round {

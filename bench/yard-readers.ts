@@ -95,22 +95,23 @@ function request(p: PassSpec, id: string, tokens: number, gapMs: number, close: 
   );
 }
 
+/** `n` raw sockets to 127.0.0.1:`port` (no Nagle), each connected. */
+export function openSockets(port: number, n: number): Promise<Socket[]> {
+  const one = () =>
+    new Promise<Socket>((resolve, reject) => {
+      const s: Socket = connect({ port, host: '127.0.0.1', noDelay: true }, () => resolve(s));
+      s.once('error', reject);
+    });
+  return Promise.all(Array.from({ length: n }, one));
+}
+
 /**
  * The floor: C raw sockets, connected first; each sends its request with `connection: close` and
  * stamps every `'data'` callback until the server closes. Token events = callbacks after the one
  * with the headers (the tail's usage chunk and `[DONE]` may add a callback or two).
  */
 export async function bareReader(p: PassSpec): Promise<ReaderPass> {
-  const socks: Socket[] = await Promise.all(
-    Array.from(
-      { length: p.streams },
-      () =>
-        new Promise<Socket>((resolve, reject) => {
-          const s: Socket = connect({ port: p.port, host: '127.0.0.1', noDelay: true }, () => resolve(s));
-          s.once('error', reject);
-        }),
-    ),
-  );
+  const socks = await openSockets(p.port, p.streams);
   return timed(async () => {
     const stamps = socks.map(() => [] as number[]);
     let ok = 0;

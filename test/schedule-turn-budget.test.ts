@@ -1,20 +1,28 @@
 import { describe, expect, it } from 'vitest';
-import { turnBudget } from '../src/schedule/turn-budget';
+import { type TurnBudget, turnBudget } from '../src/schedule/turn-budget';
 
 /** One loop iteration: an Immediate set now runs in this iteration's check phase, one set from there in the next. */
 const nextIteration = () => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
 
-// A scripted clock: each task "costs" what it adds to `t`, so the budget's decisions are exact.
+// A scripted clock: each task "costs" what it adds to `clock.t`, so the budget's decisions are exact.
+type Clock = { t: number };
+
+/** Hand `work` tasks 0..n−1, in order: each calls `each(i)`, then costs `costMs` on `clock`. */
+function runTasks(work: TurnBudget, clock: Clock, n: number, costMs: number, each: (i: number) => void): void {
+  for (let i = 0; i < n; i++)
+    work.run(() => {
+      each(i);
+      clock.t += costMs;
+    });
+}
+
 describe('turnBudget', () => {
   it('runs tasks at once while the turn has spent less than the budget, then queues the rest in order', async () => {
-    let t = 0;
-    const work = turnBudget(1, () => t);
+    const clock = { t: 0 };
+    const work = turnBudget(1, () => clock.t);
     const ran: number[] = [];
-    for (let i = 0; i < 6; i++)
-      work.run(() => {
-        ran.push(i);
-        t += 0.4; // 0.4 ms each: three fit in a 1 ms turn (0, 0.4, 0.8 start within it)
-      });
+    // 0.4 ms each: three fit in a 1 ms turn (0, 0.4, 0.8 start within it)
+    runTasks(work, clock, 6, 0.4, (i) => ran.push(i));
     expect(ran).toEqual([0, 1, 2]);
     expect(work.queued).toBe(3);
     await nextIteration();
@@ -24,15 +32,13 @@ describe('turnBudget', () => {
   });
 
   it('gives the loop a turn between slices: an Immediate set by a task runs before the next slice', async () => {
-    let t = 0;
-    const work = turnBudget(1, () => t);
+    const clock = { t: 0 };
+    const work = turnBudget(1, () => clock.t);
     const order: string[] = [];
-    for (let i = 0; i < 9; i++)
-      work.run(() => {
-        order.push(`task ${i}`);
-        t += 0.5;
-        if (i === 2) setImmediate(() => order.push('immediate set by task 2'));
-      });
+    runTasks(work, clock, 9, 0.5, (i) => {
+      order.push(`task ${i}`);
+      if (i === 2) setImmediate(() => order.push('immediate set by task 2'));
+    });
     await new Promise((resolve) => setTimeout(resolve, 20));
     // Tasks 0-1 run at once; 2-3 in this iteration's check phase; the Immediate task 2 set is queued behind
     // that phase's next slice, which is set from the check phase, so it runs in the next iteration, after a poll.
@@ -64,15 +70,21 @@ describe('turnBudget', () => {
     expect(ran).toEqual(['a', 'b', 'c']);
   });
 
+  it("later: a promise of the task's result, rejected when the task throws at once", async () => {
+    const work = turnBudget(1, () => 0);
+    await expect(work.later(() => Promise.resolve(7))).resolves.toBe(7);
+    await expect(
+      work.later(() => {
+        throw new Error('at once');
+      }),
+    ).rejects.toThrow('at once');
+  });
+
   it('drain runs everything queued now, in order', () => {
-    let t = 0;
-    const work = turnBudget(1, () => t);
+    const clock = { t: 0 };
+    const work = turnBudget(1, () => clock.t);
     const ran: number[] = [];
-    for (let i = 0; i < 5; i++)
-      work.run(() => {
-        ran.push(i);
-        t += 1;
-      });
+    runTasks(work, clock, 5, 1, (i) => ran.push(i));
     expect(ran).toEqual([0]);
     work.drain();
     expect(ran).toEqual([0, 1, 2, 3, 4]);

@@ -133,7 +133,7 @@ async function drive(plan: WorkerPlan, fire: Fire, now: () => number, signal: Ab
         const i = Atomics.add(counter, 0, 1);
         if (i >= plan.n) return;
         const due = now(); // intended when the slot freed; sent when the turn budget lets it
-        await new Promise<unknown>((resolve) => work.run(() => resolve(fire(plan.warmup + i, plan.specs[i], due, false))));
+        await work.later(() => fire(plan.warmup + i, plan.specs[i], due, false));
       }
     };
     await Promise.all(Array.from({ length: plan.slots }, slot));

@@ -64,17 +64,11 @@ export async function dispatchLoad(
         gate.run(() => {
           const t = now(); // intended when the slot freed
           if (signal.aborted || t >= deadlineMs) return Promise.resolve();
-          return new Promise<void>((resolve, reject) =>
-            work.run(() => {
-              if (signal.aborted) return resolve();
-              dispatched++;
-              try {
-                fire(i, t).then(resolve, reject);
-              } catch (err) {
-                reject(err); // a `fire` that throws at once, as `return fire(i, t)` rejected before
-              }
-            }),
-          );
+          return work.later(() => {
+            if (signal.aborted) return undefined;
+            dispatched++;
+            return fire(i, t);
+          });
         }),
       );
     }

@@ -23,6 +23,8 @@ export const TURN_WORK_BUDGET_MS = 0.5;
 export interface TurnBudget {
   /** Run `task` now if this turn's budget allows and nothing waits before it, else in a later turn, in order. */
   run(task: () => void): void;
+  /** {@link run} for a task that returns a promise: resolves or rejects as it does (or as it throws, at once). */
+  later<T>(task: () => T | PromiseLike<T>): Promise<T>;
   /** Run everything queued now, in order (before a final message, or when the thread is about to end). */
   drain(): void;
   /** Tasks waiting for a later turn. */
@@ -60,19 +62,30 @@ export function turnBudget(budgetMs: number = TURN_WORK_BUDGET_MS, now: () => nu
       else turnStart = undefined; // the next task starts a turn of its own
     }
   }
+  const run = (task: () => void): void => {
+    if (waiting.length > 0 || spent()) {
+      waiting.push(task);
+      arm();
+      return;
+    }
+    if (turnStart === undefined) {
+      turnStart = now();
+      arm(); // ends this turn at its check phase
+    }
+    task();
+  };
   return {
-    run(task) {
-      if (waiting.length > 0 || spent()) {
-        waiting.push(task);
-        arm();
-        return;
-      }
-      if (turnStart === undefined) {
-        turnStart = now();
-        arm(); // ends this turn at its check phase
-      }
-      task();
-    },
+    run,
+    later: <T>(task: () => T | PromiseLike<T>) =>
+      new Promise<T>((resolve, reject) =>
+        run(() => {
+          try {
+            resolve(task());
+          } catch (err) {
+            reject(err);
+          }
+        }),
+      ),
     drain() {
       while (waiting.length > 0) (waiting.shift() as () => void)();
     },
