@@ -14,4 +14,5 @@ export {
   MAX_MESSAGE_CHARS,
 } from './errors';
 export { CHUNK_STAMPS, TURN_HOLD_MAX_MS, chunkClock, checkChunkStamp, type ArrivalClock, type ChunkStamp } from './chunk-stamp';
+export { warmClient, WARM_ROUNDS, WARM_STREAMS, WARM_TOKENS, type WarmUp } from './warm-up';
 export { streamRequest, DRAIN_GRACE_MS, MAX_ERROR_BODY_BYTES, type StreamRequestInput } from './request';

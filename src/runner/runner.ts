@@ -14,6 +14,7 @@
 
 import { checkChunkStamp } from '../client/chunk-stamp';
 import { createClient } from '../client/client';
+import { warmClient } from '../client/warm-up';
 import { dispatchLoad } from '../schedule/dispatch';
 import { runSessions, type SessionFire, type SessionsReport } from '../schedule/session-driver';
 import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
@@ -72,6 +73,9 @@ interface Resolved {
 async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult> {
   const { ro, stamp, workers, auth, target, cpus } = r;
   const preflight = await preflightPrompts(target, ro, auth);
+  const threaded = workers > 1 || opts.thread === true;
+  // A thread that sends runs the client's code once on a stand-in first (src/client/warm-up.ts); workers warm their own.
+  if (!threaded) await warmClient({ baseUrl: target.rootUrl, model: target.model, stamp, ...timeoutsOf(opts) }, ro.specOf(0));
   const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
   const connections = connectionsFor(ro.shape, ro.n);
   const origin = performance.now();
@@ -88,9 +92,8 @@ async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult
   });
   const { writer, manifest } = await openRunStore({ ...opts, stamp }, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
-  const client0 = { rootUrl: target.rootUrl, model: target.model, stamp, ...auth, ...timeoutsOf(opts), loadCpus: cpus.cpus };
-  const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: client0 };
-  const pool = workers > 1 || opts.thread === true ? createWorkerLoad(poolOpts) : undefined;
+  const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: workerClientOf(r, opts) };
+  const pool = threaded ? createWorkerLoad(poolOpts) : undefined;
   const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
   const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;
@@ -163,6 +166,20 @@ async function driveWorkers(
 ): Promise<Awaited<ReturnType<typeof driveLoad>> & { workerOf: (index: number) => number | undefined }> {
   const l = await pool.drive(ro, now, signal);
   return { latenessMs: l.latenessMs, health: { stop: () => l.health }, workerOf: (i) => pool.workerOf(i) };
+}
+
+/** What each worker thread makes its client with (./worker-protocol `WorkerInit`), and warms it with. */
+function workerClientOf(r: Resolved, opts: RunLoadOptions) {
+  const { target, stamp, auth, cpus, ro } = r;
+  return {
+    rootUrl: target.rootUrl,
+    model: target.model,
+    stamp,
+    ...auth,
+    ...timeoutsOf(opts),
+    loadCpus: cpus.cpus,
+    warmSpec: ro.specOf(0),
+  };
 }
 
 /** The client's timeouts given in the options. */

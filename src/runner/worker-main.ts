@@ -12,7 +12,8 @@
 
 import { setMaxListeners } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
-import { createClient } from '../client/client';
+import { type ClientOptions, createClient } from '../client/client';
+import { warmClient } from '../client/warm-up';
 import { sleepUntil } from '../schedule/pacer';
 import { turnBudget, type TurnBudget } from '../schedule/turn-budget';
 import { createPool, settleTasks, type Pool } from '../schedule/pool';
@@ -46,17 +47,8 @@ function start(init: WorkerInit): void {
 
   const now = threadRunClock(init.originMonoMs);
   const stop = new AbortController();
-  const client = createClient({
-    baseUrl: init.rootUrl,
-    model: init.model,
-    now,
-    ...(init.stamp !== undefined ? { stamp: init.stamp } : {}),
-    connections: init.connections,
-    ...(init.apiKey !== undefined ? { apiKey: init.apiKey } : {}),
-    ...(init.timeoutMs !== undefined ? { timeoutMs: init.timeoutMs } : {}),
-    ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
-    ...(init.headers !== undefined ? { headers: init.headers } : {}),
-  });
+  const clientOptions = clientOptionsOf(init, now);
+  const client = createClient(clientOptions);
   const crashAfter = testCrashAfter(init.worker);
   let sent = 0;
   // As ./runner-sender, but a record is posted to the main thread, not kept here (it keeps them all).
@@ -106,7 +98,23 @@ function start(init: WorkerInit): void {
         .catch(fail);
     }
   });
-  post({ t: 'ready' });
+  // This thread has compiled none of the client's code yet: run it once on a stand-in before the load (never rejects).
+  void warmClient(clientOptions, init.warmSpec).then(() => post({ t: 'ready' }));
+}
+
+/** The options of this worker's client, on the run clock `now`. */
+function clientOptionsOf(init: WorkerInit, now: () => number): ClientOptions {
+  return {
+    baseUrl: init.rootUrl,
+    model: init.model,
+    now,
+    ...(init.stamp !== undefined ? { stamp: init.stamp } : {}),
+    connections: init.connections,
+    ...(init.apiKey !== undefined ? { apiKey: init.apiKey } : {}),
+    ...(init.timeoutMs !== undefined ? { timeoutMs: init.timeoutMs } : {}),
+    ...(init.idleTimeoutMs !== undefined ? { idleTimeoutMs: init.idleTimeoutMs } : {}),
+    ...(init.headers !== undefined ? { headers: init.headers } : {}),
+  };
 }
 
 /** The exit code of a crash provoked by `LOADLAB_TEST_WORKER_CRASH`. */

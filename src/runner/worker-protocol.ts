@@ -27,6 +27,8 @@ export interface WorkerInit {
   originMonoMs: number;
   /** The CPUs this load thread keeps to, off a local simulator's engine CPU (src/proc/cpu-split.ts); absent: any. */
   loadCpus?: number[];
+  /** The run's first measured spec: the worker warms its client's code with it before `ready` (src/client/warm-up.ts). */
+  warmSpec: RequestSpec;
   /** Shared Int32Array[1]: the next measured index of a closed loop. */
   counter: SharedArrayBuffer;
 }
