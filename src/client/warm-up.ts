@@ -7,7 +7,7 @@
  * (21 requests, 210 token chunks), the first token chunk of the run was stamped 1.9–2.4 ms late although
  * the thread was otherwise idle, and the last chunks of the first streams to end were 2–4 ms late: the
  * point's p99 rests on its latest 3 chunks. With this warm-up, 8 alternating pairs of that point against a fresh
- * simulator gave a stamp-lag p99 of 0.76–2.40 ms (median 1.35) against 2.19–4.65 ms (median 2.97) without
+ * simulator gave a stamp-lag p99 of 0.76–2.40 ms (median 1.35) against 2.19–4.65 ms (median 2.99) without
  * (bench/README.md §19). It costs about 70 ms of CPU per run, before the run's clock starts.
  *
  * `warmClient` runs that code before the run: rounds of a few streams of the run's first spec, sent by a client
