@@ -103,6 +103,21 @@ describe.runIf(canSplit)('a simulator and a run against it', () => {
     expect(idle).not.toContain(sim.pid);
   });
 
+  it('starts its tokenizer thread with the server, on SCHED_IDLE: a long prompt starts no thread', async () => {
+    const before = processThreads(sim.pid);
+    const res = await fetch(`${sim.baseUrl}/tokenize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      // longer than INLINE_PROMPT_CHARS (256), so the tokenizer thread encodes it (src/sim/http/prompt-tokens.ts)
+      body: JSON.stringify({ model: sim.model, prompt: '你好，世界'.repeat(100) }),
+    });
+    expect(res.status).toBe(200);
+    const after = processThreads(sim.pid);
+    expect(after.filter((t) => !before.includes(t))).toEqual([]);
+    // The default clock ('spin') starts no alarm thread: the engine is the only thread at the normal policy.
+    expect(after.filter((t) => threadPolicy(t, sim.pid) === SCHED_OTHER)).toEqual([sim.pid]);
+  });
+
   it.runIf(privileged)("puts this process's other threads on SCHED_IDLE for the run only", async () => {
     const w = await idleWorker();
     try {

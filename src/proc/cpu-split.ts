@@ -14,7 +14,8 @@
  * both off. Both sides also put their other threads on `SCHED_IDLE` meanwhile (./idle-threads). Linux only
  * (`/proc/thread-self` and util-linux's `taskset`); elsewhere, or with one CPU,
  * nothing is pinned. A thread started by a pinned thread keeps its CPUs (the simulator's tokenizer and
- * alarm threads take theirs back), and every simulator on one machine takes the same last CPU.
+ * alarm threads take theirs back; the tokenizer then yields too, and starts with the server), and every simulator on
+ * one machine takes the same last CPU.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';

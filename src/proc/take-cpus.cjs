@@ -14,4 +14,18 @@ function takeCpus(list) {
   }
 }
 
-module.exports = { takeCpus };
+// `idleThisThread()` puts the calling thread on SCHED_IDLE (`chrt -i -p 0 <tid>`): it then runs only when a CPU
+// would idle, and gives way to any other thread that wakes (`sched(7)`). The simulator's tokenizer does this when the
+// engine is pinned, as the simulator's other helper threads already are (./idle-threads.ts): a thread at the normal
+// policy on the engine's CPU can hold a waking step until its slice ends (bench/README.md §16, §19). Nothing when
+// anything fails.
+function idleThisThread() {
+  try {
+    const tid = /task\/(\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1];
+    require('node:child_process').execFileSync('chrt', ['-i', '-p', '0', tid], { stdio: 'ignore', timeout: 5000 });
+  } catch {
+    // keeps the normal policy
+  }
+}
+
+module.exports = { takeCpus, idleThisThread };

@@ -56,6 +56,11 @@ class Lane {
     });
   }
 
+  /** Start the worker now, with nothing to do yet (it does not keep the process alive). */
+  start(): void {
+    if (!this.worker) this.spawn().unref();
+  }
+
   close(): Promise<void> {
     const w = this.worker;
     this.worker = undefined;
@@ -111,6 +116,15 @@ export class TokenizePool {
   private readonly ordinary = new Lane(true);
   /** At nice 19, so a huge prompt's tokenizing takes CPU from the engine's event loop last. */
   private readonly long = new Lane(false, 19);
+
+  /**
+   * Start the ordinary lane's worker now. A thread started by the pinned engine thread boots on the engine's CPU at
+   * the normal policy before it moves off and yields (tokenize-worker.cjs): about 30 ms that, started on a run's
+   * first long prompt, held the engine's steps (bench/README.md §19). Started with the server, it boots before any run.
+   */
+  start(): void {
+    this.ordinary.start();
+  }
 
   /** Token ids of `text` (no special tokens added), computed in a worker thread. */
   async encode(text: string): Promise<number[]> {

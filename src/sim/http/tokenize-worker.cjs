@@ -16,8 +16,11 @@ if (workerData.nice) {
   }
 }
 
-// Off the pinned engine thread's CPU, which this thread inherits (src/proc/take-cpus.cjs).
-require('../../proc/take-cpus.cjs').takeCpus(workerData.cpus);
+// Off the pinned engine thread's CPU, which this thread inherits, and then yielding to it (src/proc/take-cpus.cjs):
+// tokenizing runs on any CPU, but only when that CPU would otherwise idle. `cpus` is given only when the engine is pinned.
+const helper = require('../../proc/take-cpus.cjs');
+helper.takeCpus(workerData.cpus);
+if (workerData.cpus) helper.idleThisThread();
 
 let tok; // loaded on the first prompt (a JSON-only job never needs it)
 function tokenizer() {
