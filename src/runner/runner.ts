@@ -74,7 +74,7 @@ async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult
   const { ro, stamp, workers, auth, target, cpus } = r;
   const preflight = await preflightPrompts(target, ro, auth);
   const threaded = workers > 1 || opts.thread === true;
-  // A thread that sends runs the client's code once on a stand-in first (src/client/warm-up.ts); workers warm their own.
+  // The sending thread runs the client's code on a stand-in first (src/client/warm-up.ts); worker threads warm their own.
   if (!threaded) await warmClient({ baseUrl: target.rootUrl, model: target.model, stamp, ...timeoutsOf(opts) }, ro.specOf(0));
   const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
   const connections = connectionsFor(ro.shape, ro.n);

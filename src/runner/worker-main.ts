@@ -98,7 +98,7 @@ function start(init: WorkerInit): void {
         .catch(fail);
     }
   });
-  // This thread has compiled none of the client's code yet: run it once on a stand-in before the load (never rejects).
+  // This thread has compiled none of the client's code yet: run it on a stand-in before the load (never rejects).
   void warmClient(clientOptions, init.warmSpec).then(() => post({ t: 'ready' }));
 }
 
