@@ -4,11 +4,15 @@
 // Plain CommonJS, so the tokenizer worker (a .cjs file) and the alarm thread (eval'd source) both require it.
 'use strict';
 
+/** The calling thread's id (throws where there is no /proc/thread-self). */
+function thisTid() {
+  return /task\/(\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1];
+}
+
 function takeCpus(list) {
   if (!list) return;
   try {
-    const tid = /task\/(\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1];
-    require('node:child_process').execFileSync('taskset', ['-p', '-c', list, tid], { stdio: 'ignore', timeout: 5000 });
+    require('node:child_process').execFileSync('taskset', ['-p', '-c', list, thisTid()], { stdio: 'ignore', timeout: 5000 });
   } catch {
     // stays on the engine's CPU
   }
@@ -21,8 +25,7 @@ function takeCpus(list) {
 // anything fails.
 function idleThisThread() {
   try {
-    const tid = /task\/(\d+)$/.exec(require('node:fs').readlinkSync('/proc/thread-self'))[1];
-    require('node:child_process').execFileSync('chrt', ['-i', '-p', '0', tid], { stdio: 'ignore', timeout: 5000 });
+    require('node:child_process').execFileSync('chrt', ['-i', '-p', '0', thisTid()], { stdio: 'ignore', timeout: 5000 });
   } catch {
     // keeps the normal policy
   }

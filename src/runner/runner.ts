@@ -13,7 +13,7 @@
  */
 
 import { checkChunkStamp } from '../client/chunk-stamp';
-import { createClient } from '../client/client';
+import { type ClientOptions, createClient } from '../client/client';
 import { warmClient } from '../client/warm-up';
 import { dispatchLoad } from '../schedule/dispatch';
 import { runSessions, type SessionFire, type SessionsReport } from '../schedule/session-driver';
@@ -74,22 +74,22 @@ async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult
   const { ro, stamp, workers, auth, target, cpus } = r;
   const preflight = await preflightPrompts(target, ro, auth);
   const threaded = workers > 1 || opts.thread === true;
-  // The sending thread runs the client's code on a stand-in first (src/client/warm-up.ts); worker threads warm their own.
-  if (!threaded) await warmClient({ baseUrl: target.rootUrl, model: target.model, stamp, ...timeoutsOf(opts) }, ro.specOf(0));
-  const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
   const connections = connectionsFor(ro.shape, ro.n);
-  const origin = performance.now();
-  const now = () => performance.now() - origin;
-  const client = createClient({
+  const clientOptions: ClientOptions = {
     baseUrl: target.rootUrl,
     model: target.model,
-    now,
     stamp,
     ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
     connections,
     ...timeoutsOf(opts),
     ...(opts.headers !== undefined ? { headers: opts.headers } : {}),
-  });
+  };
+  // The sending thread runs the client's code on a stand-in first (src/client/warm-up.ts); worker threads warm their own.
+  if (!threaded) await warmClient(clientOptions, ro.specOf(0));
+  const stop = watchRunStop(opts.signal, opts.abortOnSigint, ro.warmup + ro.n + 16);
+  const origin = performance.now();
+  const now = () => performance.now() - origin;
+  const client = createClient({ ...clientOptions, now });
   const { writer, manifest } = await openRunStore({ ...opts, stamp }, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
   const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: workerClientOf(r, opts) };

@@ -134,8 +134,6 @@ export function createSimServer(opts: SimServerOptions): SimServer {
     startS: Math.floor(Date.now() / 1000),
     seq: 0,
   };
-  // With the engine pinned, its tokenizer thread boots now, not on the engine's CPU during a run (tokenize-pool.ts).
-  if (opts.engineCpu !== undefined) ctx.offLoop.start();
   const server = createServer((req, res) => {
     const arrivalMs = now();
     opts.engine.runDue(); // a step due now ends before this arrival's work (engine-loop.ts runDue)

@@ -81,11 +81,6 @@ export class OffLoopTokenizer {
 
   constructor(readonly tok: SimTokenizer) {}
 
-  /** Start the tokenizer thread now rather than at the first long prompt (./tokenize-pool `start`). */
-  start(): void {
-    this.pool.start();
-  }
-
   /**
    * Throws vLLM's context-length 400 when `text` alone has at least `maxModelLen` tokens by its
    * length in characters (every such prompt is refused, whatever `maxOut`); otherwise the exact

@@ -118,12 +118,13 @@ export class TokenizePool {
   private readonly long = new Lane(false, 19);
 
   /**
-   * Start the ordinary lane's worker now. A thread started by the pinned engine thread boots on the engine's CPU at
-   * the normal policy before it moves off and yields (tokenize-worker.cjs): about 30 ms that, started on a run's
-   * first long prompt, held the engine's steps (bench/README.md §19). Started with the server, it boots before any run.
+   * With the engine pinned, the ordinary lane's worker starts with the pool (the server). A thread started by the
+   * pinned engine thread boots on the engine's CPU at the normal policy before it moves off and yields
+   * (tokenize-worker.cjs): about 30 ms that, started on a run's first long prompt, held the engine's steps
+   * (bench/README.md §19). Started with the server, it boots before any run.
    */
-  start(): void {
-    this.ordinary.start();
+  constructor() {
+    if (cpusBeforePin() !== undefined) this.ordinary.start();
   }
 
   /** Token ids of `text` (no special tokens added), computed in a worker thread. */
