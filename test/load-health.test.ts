@@ -108,6 +108,19 @@ describe('assessSimLateness names what the CPU figures show', () => {
   it('late while running, no steal: its own work', () => {
     expect(why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 10, other: 200 } })).toMatch(/Run fewer streams\.$/);
   });
+  it("late in the simulator's own garbage collection: named, and said to be the simulator's cost", () => {
+    const w = why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 10, gc: 40, other: 5 } });
+    expect(w).toContain(
+      'late by 55 ms in all: 10 ms waiting for a core (other programs or threads here), 40 ms in its own garbage collection, 5 ms running',
+    );
+    expect(w).toMatch(/the simulator's own cost \(LoadLab's, not the modelled GPU's\)/);
+    // No `gc` figure (a simulator without that label): the sentence as before.
+    expect(why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 10, other: 200 } })).not.toContain('garbage');
+    // Waiting for a core still leads when it is the largest part.
+    expect(why({ ...base, stealPercent: 0.1, lateMs: { waitingForCpu: 50, gc: 40, other: 5 } })).toMatch(
+      /Close other busy programs/,
+    );
+  });
   it('no late-step figures: steal named when it is there, and the generic advice', () => {
     const w = why({ ...base, stealPercent: 1 });
     expect(w).toContain('nothing here can change that');
@@ -177,6 +190,7 @@ describe('startSimLatenessWatch', () => {
         .join('') +
       '# TYPE loadlab:sim_late_step_seconds_total counter\n' +
       `loadlab:sim_late_step_seconds_total{cause="waiting_for_cpu",engine="0"} ${wait / 10}\n` +
+      `loadlab:sim_late_step_seconds_total{cause="gc",engine="0"} ${steal / 100}\n` +
       `loadlab:sim_late_step_seconds_total{cause="other",engine="0"} ${steal / 10}\n`;
     const s = await metricsServer([
       text([100, 100, 100, 100, 100]) + counters(10, 1, 1000, 5),
@@ -191,6 +205,7 @@ describe('startSimLatenessWatch', () => {
       expect(v.cpu!.stealPercent).toBeCloseTo(2, 6); // 0.8 s of 40 s
       expect(v.reasons[0]).toContain("The VM's host took 2.0 % of this machine's CPU (steal)");
       expect(v.cpu!.lateMs!.waitingForCpu).toBeCloseTo(30, 6);
+      expect(v.cpu!.lateMs!.gc).toBeCloseTo(8, 6);
       expect(v.cpu!.lateMs!.other).toBeCloseTo(80, 6);
     } finally {
       await s.close();

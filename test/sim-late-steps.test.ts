@@ -1,10 +1,14 @@
 /**
  * `createLateSteps` (src/sim/http/late-steps.ts): a late step's lateness is split into the engine
- * thread's wait for a core (its schedstat run-queue time since the previous step) and the rest.
- * Real threads: busy workers outnumbering the cores make this thread wait; a sleep does not.
+ * thread's wait for a core (its schedstat run-queue time since the previous step), its garbage
+ * collection (the `gc` entries since the previous step) and the rest. Real threads: busy workers
+ * outnumbering the cores make this thread wait; a sleep does not; a full collection pauses it.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { threadSched, threadSchedReader } from '../src/proc/cpu-times';
@@ -19,7 +23,7 @@ describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('late steps by cause
   it('steps up to 1 ms late count for nothing; a later one is split into waiting for a core and the rest', async () => {
     const late = createLateSteps()!;
     late.observe(0.9);
-    expect(late.totals).toEqual({ waitingForCpuS: 0, otherS: 0 });
+    expect(late.totals).toEqual({ waitingForCpuS: 0, gcS: 0, otherS: 0 });
 
     // Asleep (off the run queue) for 30 ms, then late by 5 ms: at most a wake-up's wait, the rest is "other".
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
@@ -38,7 +42,53 @@ describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('late steps by cause
     late.observe(5);
     await Promise.all(busy.map((w) => w.terminate()));
     expect(late.totals.waitingForCpuS).toBeGreaterThanOrEqual(0.005 - 1e-9); // the cap: at most the lateness
-    expect(late.totals.waitingForCpuS + late.totals.otherS).toBeCloseTo(0.01, 9);
+    expect(late.totals.waitingForCpuS + late.totals.gcS + late.totals.otherS).toBeCloseTo(0.01, 9);
+  });
+
+  it("a late step's share in this thread's garbage collection, judged once the pause is reported", async () => {
+    setFlagsFromString('--expose-gc');
+    const fullGc = runInNewContext('gc') as () => void;
+    const seen: { at: number; ms: number }[] = [];
+    const observer = new PerformanceObserver((l) => {
+      for (const e of l.getEntries()) seen.push({ at: e.startTime, ms: e.duration });
+    });
+    observer.observe({ entryTypes: ['gc'] });
+    const tick = () => new Promise((r) => setImmediate(r));
+    try {
+      const late = createLateSteps()!;
+      const before = { ...late.totals };
+      const from = performance.now();
+      late.observe(0);
+      const keep = Array.from({ length: 200_000 }, (_, i) => ({ i })); // something to mark
+      fullGc();
+      late.observe(500); // late by more than the pause: the pause is its GC share, the rest "other"
+      const to = performance.now();
+      await tick();
+      await tick();
+      late.observe(0);
+      late.observe(0); // the second step after it: judged
+      expect(keep.length).toBe(200_000);
+      const inWindow = seen.filter((g) => g.at >= from && g.at < to).map((g) => g.ms);
+      const t = late.totals;
+      const gcMs = (t.gcS - before.gcS) * 1000;
+      expect(gcMs).toBeGreaterThanOrEqual(Math.max(...inWindow) - 1e-6); // the full collection, at least
+      expect(gcMs).toBeLessThanOrEqual(inWindow.reduce((a, b) => a + b, 0) + 1e-6);
+      expect((t.waitingForCpuS - before.waitingForCpuS + t.gcS - before.gcS + t.otherS - before.otherS) * 1000).toBeCloseTo(
+        500,
+        6,
+      );
+
+      // A pause in a step that was not late counts for nothing.
+      fullGc();
+      late.observe(0.5);
+      await tick();
+      await tick();
+      late.observe(0);
+      late.observe(0);
+      expect(late.totals.gcS).toBe(t.gcS);
+    } finally {
+      observer.disconnect();
+    }
   });
 });
 

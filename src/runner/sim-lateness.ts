@@ -29,10 +29,11 @@ export interface SimCpuShare {
   /** The machine's CPU time its hypervisor took (steal), % of all its CPU time. */
   stealPercent?: number;
   /**
-   * Lateness of the steps more than 1 ms late, ms in all: while the engine thread waited for a core,
-   * and the rest (its own work, or steal, which a thread cannot see; src/sim/http/late-steps.ts).
+   * Lateness of the steps more than 1 ms late, ms in all: while the engine thread waited for a core, while
+   * its garbage collection paused it (absent from a simulator without the `gc` label), and the
+   * rest (its own work, or steal, which a thread cannot see; src/sim/http/late-steps.ts).
    */
-  lateMs?: { waitingForCpu: number; other: number };
+  lateMs?: { waitingForCpu: number; gc?: number; other: number };
 }
 
 /** The verdict on the simulator's own timing. */
@@ -49,6 +50,10 @@ export interface SimLatenessVerdict {
 }
 
 const f1 = (x: number) => x.toFixed(1);
+
+/** When the simulator's own garbage collection made most of the lateness: its cost, not the machine's or the server's. */
+const GC_ADVICE =
+  "That is the simulator's own cost (LoadLab's, not the modelled GPU's): rerun the point, or read the ITL/TPOT tails as upper bounds.";
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
 /** What the CPU figures show, and the advice that follows from them (the generic advice when there are none). */
@@ -62,12 +67,15 @@ function cpuSentence(c: SimCpuShare | undefined): string {
   let text = seen.length > 0 ? ` Over the run's ${f1(c.wallMs / 1000)} s, ${seen.join(', ')}.` : '';
   const steal = stealAdvice(c.stealPercent).trim();
   const late = c.lateMs;
-  if (!late || late.waitingForCpu + late.other <= 0) return `${text} ${steal ? `${steal} ` : ''}${generic}`;
+  const gc = late?.gc ?? 0;
+  if (!late || late.waitingForCpu + gc + late.other <= 0) return `${text} ${steal ? `${steal} ` : ''}${generic}`;
   text +=
-    ` Its steps more than 1 ms late were late by ${Math.round(late.waitingForCpu + late.other)} ms in all: ` +
+    ` Its steps more than 1 ms late were late by ${Math.round(late.waitingForCpu + gc + late.other)} ms in all: ` +
     `${Math.round(late.waitingForCpu)} ms waiting for a core (other programs or threads here), ` +
+    (late.gc !== undefined ? `${Math.round(gc)} ms in its own garbage collection, ` : '') +
     `${Math.round(late.other)} ms running its own work or stolen by the host.`;
-  if (late.waitingForCpu >= late.other) return `${text} ${generic}`;
+  if (late.waitingForCpu >= late.other && late.waitingForCpu >= gc) return `${text} ${generic}`;
+  if (gc > late.other) return `${text} ${GC_ADVICE}`;
   return `${text} ${steal || 'Run fewer streams.'}`;
 }
 
@@ -133,6 +141,7 @@ export function simCpuShare(
   const host = delta(after, before, SIM_CPU_SERIES.hostCpu);
   const steal = delta(after, before, SIM_CPU_SERIES.hostSteal);
   const lateWait = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'waiting_for_cpu' });
+  const lateGc = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'gc' });
   const lateOther = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'other' });
   if (!(wallMs > 0) || (cpu === undefined && wait === undefined && host === undefined)) return undefined;
   return {
@@ -141,7 +150,13 @@ export function simCpuShare(
     ...(wait !== undefined ? { threadWaitMs: r2(wait * 1000) } : {}),
     ...(host !== undefined && steal !== undefined && host > 0 ? { stealPercent: r2((steal / host) * 100) } : {}),
     ...(lateWait !== undefined && lateOther !== undefined
-      ? { lateMs: { waitingForCpu: r2(lateWait * 1000), other: r2(lateOther * 1000) } }
+      ? {
+          lateMs: {
+            waitingForCpu: r2(lateWait * 1000),
+            ...(lateGc !== undefined ? { gc: r2(lateGc * 1000) } : {}),
+            other: r2(lateOther * 1000),
+          },
+        }
       : {}),
   };
 }

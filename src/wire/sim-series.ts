@@ -15,7 +15,7 @@ export const SIM_CPU_SERIES = {
   hostSteal: 'loadlab:sim_host_steal_seconds',
 } as const;
 
-/** Lateness of the simulator's steps more than 1 ms late, seconds, by `cause`: `waiting_for_cpu` or `other`. */
+/** Lateness of the simulator's steps more than 1 ms late, seconds, by `cause`: `waiting_for_cpu`, `gc` (its engine thread's garbage collection) or `other`. */
 export const SIM_LATE_STEP_SERIES = 'loadlab:sim_late_step_seconds';
 
 /** Engine steps launched so far (exported with `_total`); the calibration's decode window reads it (src/fit/decode-window.ts). */

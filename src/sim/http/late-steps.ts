@@ -2,11 +2,17 @@
  * Why the simulator's late steps were late, as far as its engine thread can tell: for each step that
  * ended more than {@link LATE_STEP_MS} late, the part of its lateness during which the thread was
  * runnable but waiting for a core (`/proc/thread-self/schedstat`'s run-queue time since the previous
- * step ended, capped at the lateness) and the rest, when it was running its own work (or the VM's host
- * took the CPU, steal, which a thread cannot see). Exported as `loadlab:sim_late_step_seconds{cause}`
- * so a client can say who made the steps late (src/runner/sim-lateness.ts).
+ * step ended, capped at the lateness), then the part spent in this thread's garbage collection (the
+ * `perf_hooks` `gc` entries that began since the previous step ended, capped at what is left), and the
+ * rest, when it was running its own work (or the VM's host took the CPU, steal, which a thread cannot
+ * see). Exported as `loadlab:sim_late_step_seconds{cause}` so a client can say who made the steps late
+ * (src/runner/sim-lateness.ts).
+ *
+ * A `gc` entry reaches its observer a loop turn or two after the pause, so a late step is judged at the
+ * second step after it, or when the totals are read; a pause not yet reported by then counts as `other`.
  */
 
+import { PerformanceObserver } from 'node:perf_hooks';
 import { sharedThreadSchedReader } from '../../proc/cpu-times';
 
 /** A step later than this counts as late here, ms (half the sim-behind threshold of 2 ms at p99). */
@@ -16,8 +22,37 @@ export const LATE_STEP_MS = 1;
 export interface LateSteps {
   /** The engine thread was runnable, waiting for a core (other programs or threads on the machine). */
   waitingForCpuS: number;
+  /** The engine thread's own garbage collection (V8 paused it). */
+  gcS: number;
   /** The rest: the thread's own work, or time the VM's host took (steal). */
   otherS: number;
+}
+
+/** GC pauses kept for judging, the latest (a late step looks back one step, a few ms). */
+const KEEP_PAUSES = 256;
+
+/** This thread's GC pauses as they are reported, `performance.now()` ms; one observer per thread, started on first use. */
+let pauses: { startMs: number; ms: number }[] | undefined;
+
+function gcPauses(): { startMs: number; ms: number }[] {
+  if (pauses) return pauses;
+  const list: { startMs: number; ms: number }[] = [];
+  new PerformanceObserver((entries) => {
+    for (const e of entries.getEntries()) list.push({ startMs: e.startTime, ms: e.duration });
+    if (list.length > KEEP_PAUSES) list.splice(0, list.length - KEEP_PAUSES);
+  }).observe({ entryTypes: ['gc'] });
+  pauses = list;
+  return list;
+}
+
+/** A late step waiting for its GC entries: its window since the previous step's end, its lateness and run-queue wait. */
+interface Pending {
+  fromMs: number;
+  toMs: number;
+  lateMs: number;
+  waitMs: number;
+  /** Steps observed since; judged at 2. */
+  age: number;
 }
 
 /** Reads the engine thread's run-queue time at every step end; undefined where schedstat is unreadable. */
@@ -25,18 +60,39 @@ export function createLateSteps(): { observe(latenessMs: number): void; readonly
   const sched = sharedThreadSchedReader(); // one pread per step
   let prev = sched?.read();
   if (!sched || !prev) return undefined;
-  const totals: LateSteps = { waitingForCpuS: 0, otherS: 0 };
+  const gc = gcPauses();
+  const sums: LateSteps = { waitingForCpuS: 0, gcS: 0, otherS: 0 };
+  const pending: Pending[] = [];
+  let lastEndMs = performance.now();
+  const judge = (p: Pending) => {
+    const gcMs = gc.filter((g) => g.startMs >= p.fromMs && g.startMs < p.toMs).reduce((s, g) => s + g.ms, 0);
+    const inGc = Math.min(p.lateMs - p.waitMs, gcMs);
+    sums.waitingForCpuS += p.waitMs / 1000;
+    sums.gcS += inGc / 1000;
+    sums.otherS += (p.lateMs - p.waitMs - inGc) / 1000;
+  };
+  const judgeAged = (all: boolean) => {
+    while (pending.length > 0 && (all || pending[0].age >= 2)) judge(pending.shift() as Pending);
+  };
   return {
     observe(latenessMs) {
+      const endMs = performance.now();
+      const fromMs = lastEndMs;
+      lastEndMs = endMs;
+      for (const p of pending) p.age++;
+      judgeAged(false);
       const now = sched.read();
       if (!now || !prev) return;
       const waited = now.waitMs - prev.waitMs;
       prev = now;
       if (!(latenessMs > LATE_STEP_MS)) return;
-      const wait = Math.min(latenessMs, Math.max(0, waited));
-      totals.waitingForCpuS += wait / 1000;
-      totals.otherS += (latenessMs - wait) / 1000;
+      const waitMs = Math.min(latenessMs, Math.max(0, waited));
+      pending.push({ fromMs, toMs: endMs, lateMs: latenessMs, waitMs, age: 0 });
     },
-    totals,
+    /** The totals so far, every late step judged (those still waiting for their GC entries with what has come). */
+    get totals() {
+      judgeAged(true);
+      return sums;
+    },
   };
 }

@@ -190,9 +190,10 @@ export function simOnlySeries(reg: PromRegistry, facts: SeriesFacts): SimOnlySer
   const lateSteps = createLateSteps();
   if (lateSteps) {
     const help =
-      'Simulator only: lateness of steps more than 1 ms late, by cause (waiting for a CPU, or other: its own work or steal).';
+      'Simulator only: lateness of steps more than 1 ms late, by cause (waiting for a CPU, its own garbage collection, or other: its own work or steal).';
     for (const [cause, key] of [
       ['waiting_for_cpu', 'waitingForCpuS'],
+      ['gc', 'gcS'],
       ['other', 'otherS'],
     ] as const) {
       counters.push([reg.counter(SIM_LATE_STEP_SERIES, help, { cause }), () => lateSteps.totals[key]]);
