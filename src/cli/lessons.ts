@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
 import { fromRoot } from '../paths';
+import { healthLines, lessonPointsHealth } from './lessons-health';
 
 const INSTALL_HINT =
   'sudo apt-get install -y python3-nbclient python3-nbconvert python3-ipykernel jupyter-client && npx tslab install --python=/usr/bin/python3';
@@ -133,12 +134,15 @@ export async function lessonsCommand(argv: string[]): Promise<number> {
       return 0;
     } else throw new Error(`unknown option '${a}' for 'loadlab lessons'; use --only, --force or --out`);
   }
+  const since = new Date().toISOString();
   const outcomes = runLessons(opts);
   const failed = outcomes.filter((o) => !o.ok);
   const total = outcomes.reduce((s, o) => s + o.seconds, 0);
   console.log(
     `\n${outcomes.length - failed.length} of ${outcomes.length} lessons executed in ${total.toFixed(0)} s${failed.length ? `; failed: ${failed.map((f) => f.notebook).join(', ')}` : ''}`,
   );
+  const stems = outcomes.map((o) => basename(o.notebook, '.ipynb'));
+  for (const line of healthLines(lessonPointsHealth(fromRoot('data'), stems), since)) console.log(line);
   if (!outcomes.length) console.log('No notebooks matched.');
   return failed.length || !outcomes.length ? 1 : 0;
 }

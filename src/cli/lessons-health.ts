@@ -1,0 +1,112 @@
+/**
+ * How well the lessons' points were measured: after `loadlab lessons`, one line per flagged point and a
+ * count over all of them, read from each point's saved run (`data/<lesson>/<point>/summary.json` and
+ * `manifest.json`). A point is flagged client-bound when the load generator was the bottleneck (its token
+ * stamps checked against the simulator's send log, src/runner/stamp-lag.ts), and simulator-behind when the
+ * simulator's engine steps ran late (src/runner/sim-lateness.ts). A teacher preparing the course on a new
+ * machine reads here whether its tail figures can be trusted. Reads files only; never throws for a
+ * missing or unreadable run (that point is left out).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** One saved point's health. */
+export interface PointHealth {
+  /** `<lesson>/<point>`, e.g. `03-burst/burst-128`. */
+  point: string;
+  clientBound: boolean;
+  simBehind: boolean;
+  /** The client's stamp lag p99, ms (against the simulator), when known. */
+  stampLagP99Ms?: number;
+  /** The simulator's step lateness p99, ms, and over how many steps, when known. */
+  stepLatenessP99Ms?: number;
+  steps?: number;
+  /** Lateness of the simulator's steps over 1 ms late, ms in all, by cause, when known. */
+  lateMs?: { waitingForCpu: number; gc?: number; other: number };
+  /** When the run started (ISO time). */
+  startedAt?: string;
+}
+
+function readJson(file: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One point's health from its run folder; undefined without a readable summary. */
+function pointHealth(dir: string, point: string): PointHealth | undefined {
+  const summary = readJson(join(dir, 'summary.json'));
+  if (!summary) return undefined;
+  const h = (summary.health ?? {}) as { clientBound?: boolean; simBehind?: boolean; clientStampLag?: { p99Ms?: number } };
+  const manifest = readJson(join(dir, 'manifest.json')) ?? {};
+  const sl = ((manifest.client ?? {}) as { simLateness?: Record<string, unknown> }).simLateness ?? {};
+  const late = ((sl.cpu ?? {}) as { lateMs?: PointHealth['lateMs'] }).lateMs;
+  const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+  const out: PointHealth = { point, clientBound: h.clientBound === true, simBehind: h.simBehind === true };
+  const lag = num(h.clientStampLag?.p99Ms);
+  if (lag !== undefined) out.stampLagP99Ms = lag;
+  const p99 = num(sl.p99Ms);
+  if (p99 !== undefined) out.stepLatenessP99Ms = p99;
+  const steps = num(sl.steps);
+  if (steps !== undefined) out.steps = steps;
+  if (late) out.lateMs = late;
+  if (typeof manifest.startedAt === 'string') out.startedAt = manifest.startedAt;
+  return out;
+}
+
+/**
+ * The saved points of `lessons` (folder names under `dataDir`, e.g. `03-burst`), in name order. A point is a
+ * sub-folder with a `summary.json`; a lesson without a folder has none.
+ */
+export function lessonPointsHealth(dataDir: string, lessons: readonly string[]): PointHealth[] {
+  const out: PointHealth[] = [];
+  for (const lesson of lessons) {
+    const dir = join(dataDir, lesson);
+    if (!existsSync(dir)) continue;
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (!entry.isDirectory()) continue;
+      const h = pointHealth(join(dir, entry.name), `${lesson}/${entry.name}`);
+      if (h) out.push(h);
+    }
+  }
+  return out;
+}
+
+const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`;
+
+/** Why a flagged point was flagged, in a few words with its figures. */
+function flagWords(p: PointHealth): string {
+  const parts: string[] = [];
+  if (p.clientBound) parts.push(`client-bound${p.stampLagP99Ms !== undefined ? ` (stamp lag p99 ${ms(p.stampLagP99Ms)})` : ''}`);
+  if (p.simBehind) {
+    const steps = p.steps !== undefined ? ` over ${p.steps} steps` : '';
+    const l = p.lateMs;
+    const causes = l
+      ? `; its late steps: waiting for a core ${ms(l.waitingForCpu)}${l.gc !== undefined ? `, its GC ${ms(l.gc)}` : ''}, other ${ms(l.other)}`
+      : '';
+    const p99 = p.stepLatenessP99Ms !== undefined ? ` (step lateness p99 ${ms(p.stepLatenessP99Ms)}${steps}${causes})` : '';
+    parts.push(`simulator behind${p99}`);
+  }
+  return parts.join('; ');
+}
+
+/**
+ * The lines `loadlab lessons` prints: the count over `points` (how many were measured since `sinceIso`,
+ * when given, and how many were reused from earlier runs), then one line per flagged point. Pure.
+ */
+export function healthLines(points: readonly PointHealth[], sinceIso?: string): string[] {
+  if (points.length === 0) return [];
+  const clientBound = points.filter((p) => p.clientBound).length;
+  const simBehind = points.filter((p) => p.simBehind).length;
+  const flagged = points.filter((p) => p.clientBound || p.simBehind);
+  const fresh = sinceIso === undefined ? undefined : points.filter((p) => (p.startedAt ?? '') >= sinceIso).length;
+  const when = fresh === undefined ? '' : ` (${fresh} measured now, ${points.length - fresh} reused from earlier runs)`;
+  const head =
+    flagged.length === 0
+      ? `Measurement health: ${points.length} point${points.length === 1 ? '' : 's'}${when}, none flagged.`
+      : `Measurement health: ${flagged.length} of the ${points.length} points${when} flagged ` +
+        `(client-bound ${clientBound}, simulator behind ${simBehind}); their tail figures (p99 ITL, TPOT) are less sure:`;
+  return [head, ...flagged.map((p) => `  ${p.point}: ${flagWords(p)}`)];
+}
