@@ -87,8 +87,10 @@ describe('the capability and the policy', () => {
 
 describe.runIf(canSplit)('a simulator and a run against it', () => {
   let sim: SimHandle;
+  let normalAtListen: number[] = [];
   beforeAll(async () => {
     sim = await startSim();
+    normalAtListen = processThreads(sim.pid).filter((t) => threadPolicy(t, sim.pid) === SCHED_OTHER);
   });
   afterAll(async () => {
     await sim?.stop();
@@ -101,6 +103,10 @@ describe.runIf(canSplit)('a simulator and a run against it', () => {
     const idle = tids.filter((t) => threadPolicy(t, sim.pid) === SCHED_IDLE);
     expect(idle.length).toBeGreaterThan(0);
     expect(idle).not.toContain(sim.pid);
+  });
+
+  it('listens only once its tokenizer thread has booted and yields: the engine is then its one thread at the normal policy', () => {
+    expect(normalAtListen).toEqual([sim.pid]);
   });
 
   it('starts its tokenizer thread with the server, on SCHED_IDLE: a long prompt starts no thread', async () => {

@@ -143,7 +143,8 @@ export function createSimServer(opts: SimServerOptions): SimServer {
 
   return {
     server,
-    listen(port, host) {
+    async listen(port, host) {
+      await ctx.offLoop.booted(); // the tokenizer thread's boot on the engine's CPU ends before any request can come
       return new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {

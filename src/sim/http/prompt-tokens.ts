@@ -81,6 +81,11 @@ export class OffLoopTokenizer {
 
   constructor(readonly tok: SimTokenizer) {}
 
+  /** Resolves once its early worker (when the engine is pinned) has booted; the server listens after it. */
+  booted(): Promise<void> {
+    return this.pool.booted();
+  }
+
   /**
    * Throws vLLM's context-length 400 when `text` alone has at least `maxModelLen` tokens by its
    * length in characters (every such prompt is refused, whatever `maxOut`); otherwise the exact

@@ -28,6 +28,8 @@ class Lane {
   private worker: Worker | undefined;
   private readonly pending = new Map<number, Job>();
   private seq = 0;
+  /** Resolves {@link start}'s promise. */
+  private onBooted: (() => void) | undefined;
 
   /**
    * `keep`: keep the worker after its queue drains (false = end it, freeing its memory);
@@ -56,9 +58,17 @@ class Lane {
     });
   }
 
-  /** Start the worker now, with nothing to do yet (it does not keep the process alive). */
-  start(): void {
-    if (!this.worker) this.spawn().unref();
+  /**
+   * Start the worker now, with nothing to do yet (it does not keep the process alive); resolves once it has
+   * booted (moved off the engine's CPU and yielding, when pinned), or failed (a later job starts another).
+   */
+  start(): Promise<void> {
+    if (this.worker) return Promise.resolve();
+    const booted = new Promise<void>((resolve) => {
+      this.onBooted = resolve;
+    });
+    this.spawn(); // kept referenced until it has booted, so a process waiting for that stays alive
+    return booted;
   }
 
   close(): Promise<void> {
@@ -78,7 +88,16 @@ class Lane {
     });
     w.on(
       'message',
-      (m: { id: number; ids?: Int32Array; value?: unknown; cutChars?: number; error?: string; syntax?: boolean }) => {
+      (m: {
+        id: number;
+        ids?: Int32Array;
+        value?: unknown;
+        cutChars?: number;
+        error?: string;
+        syntax?: boolean;
+        ready?: true;
+      }) => {
+        if (m.ready) return this.booted();
         const job = this.pending.get(m.id);
         if (!job) return;
         this.pending.delete(m.id);
@@ -99,7 +118,16 @@ class Lane {
     void w.terminate();
   }
 
+  /** The wait of {@link start} ends. */
+  private booted(): void {
+    const done = this.onBooted;
+    this.onBooted = undefined;
+    if (this.pending.size === 0) this.worker?.unref();
+    done?.();
+  }
+
   private crashed(w: Worker, err: Error): void {
+    this.booted();
     if (this.worker !== w) return;
     this.worker = undefined;
     this.fail(err);
@@ -117,14 +145,23 @@ export class TokenizePool {
   /** At nice 19, so a huge prompt's tokenizing takes CPU from the engine's event loop last. */
   private readonly long = new Lane(false, 19);
 
+  /** Resolves once the ordinary lane's early worker has booted (at once when there is none). */
+  private readonly started: Promise<void>;
+
   /**
    * With the engine pinned, the ordinary lane's worker starts with the pool (the server). A thread started by the
    * pinned engine thread boots on the engine's CPU at the normal policy before it moves off and yields
    * (tokenize-worker.cjs): about 30 ms that, started on a run's first long prompt, held the engine's steps
-   * (bench/README.md §19). Started with the server, it boots before any run.
+   * (bench/README.md §19). Started with the server, which listens only after {@link booted}, it boots before any run
+   * (§20: started without that wait, its boot still met a run that began as the server listened).
    */
   constructor() {
-    if (cpusBeforePin() !== undefined) this.ordinary.start();
+    this.started = cpusBeforePin() !== undefined ? this.ordinary.start() : Promise.resolve();
+  }
+
+  /** Resolves once an early worker has booted, or failed; at once when none was started. */
+  booted(): Promise<void> {
+    return this.started;
   }
 
   /** Token ids of `text` (no special tokens added), computed in a worker thread. */

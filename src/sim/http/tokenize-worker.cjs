@@ -1,7 +1,8 @@
 // Worker thread of src/sim/http/tokenize-pool.ts: loads Qwen's tokenizer (as tokens.ts does) and
 // encodes prompts, or decodes and parses big JSON bodies, off the simulator's event loop.
 // Plain CommonJS, so it runs the same under tsx, vitest and tslab.
-// In: { id, text } or { id, json: Uint8Array, cut? }. Out: { id, ids: Int32Array } | { id, value, cutChars } | { id, error, syntax? }.
+// In: { id, text } or { id, json: Uint8Array, cut? }. Out: { ready: true } once it has booted, then
+// { id, ids: Int32Array } | { id, value, cutChars } | { id, error, syntax? }.
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { readFileSync } = require('node:fs');
@@ -21,6 +22,7 @@ if (workerData.nice) {
 const helper = require('../../proc/take-cpus.cjs');
 helper.takeCpus(workerData.cpus);
 if (workerData.cpus) helper.idleThisThread();
+parentPort.postMessage({ ready: true }); // booted, off the engine's CPU and yielding: the server may listen
 
 let tok; // loaded on the first prompt (a JSON-only job never needs it)
 function tokenizer() {
