@@ -50,11 +50,11 @@ export interface SimLatenessVerdict {
 }
 
 const f1 = (x: number) => x.toFixed(1);
+const r2 = (x: number) => Math.round(x * 100) / 100;
 
 /** When the simulator's own garbage collection made most of the lateness: its cost, not the machine's or the server's. */
 const GC_ADVICE =
   "That is the simulator's own cost (LoadLab's, not the modelled GPU's): rerun the point, or read the ITL/TPOT tails as upper bounds.";
-const r2 = (x: number) => Math.round(x * 100) / 100;
 
 /** What the CPU figures show, and the advice that follows from them (the generic advice when there are none). */
 function cpuSentence(c: SimCpuShare | undefined): string {

@@ -59,8 +59,8 @@ class Lane {
   }
 
   /**
-   * Start the worker now, with nothing to do yet (it does not keep the process alive); resolves once it has
-   * booted (moved off the engine's CPU and yielding, when pinned), or failed (a later job starts another).
+   * Start the worker now, with nothing to do yet (once booted, it does not keep the process alive); resolves once
+   * it has booted (moved off the engine's CPU and yielding, when pinned), or failed (a later job starts another).
    */
   start(): Promise<void> {
     if (this.worker) return Promise.resolve();
