@@ -95,6 +95,19 @@ describe('OffLoopTokenizer', () => {
     expect(tok.cache.size).toBe(before);
   }, 60_000);
 
+  it("the loop's tokenizer, with its build-only data let go, gives the ids of the worker's, which keeps them", async () => {
+    const text = `${Date.now()} 请列举 5 个关于人工智能未来发展的关键挑战。 Привет, мир! naïve café — 1234.5 ${'tokenizers merge '.repeat(30)}`;
+    expect(text.length).toBeGreaterThan(256); // so the pool's worker encodes it
+    const pool = new TokenizePool();
+    try {
+      const fromWorker = await pool.encode(text);
+      expect(tok.cache.get(text)).toBeUndefined(); // the loop encodes it itself below
+      expect(tok.encodePrompt(text)).toEqual(fromWorker);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
   it("a request view knows its prompt; checkLength refuses what the characters already rule out with vLLM's 400", () => {
     const view = off.knowing('known text', [1, 2, 3]);
     expect(view.encodePrompt('known text')).toEqual([1, 2, 3]);
