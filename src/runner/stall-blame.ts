@@ -21,10 +21,10 @@
  */
 
 import { loadavg } from 'node:os';
-import { PerformanceObserver } from 'node:perf_hooks';
 import { type ClientStall, STEAL_NAMED_PERCENT, type StallCause } from '../client-stall';
 import { type HostCpu, hostCpu, type ThreadSched, threadSchedReader } from '../proc/cpu-times';
 import { thisThreadCpus } from '../proc/cpu-split';
+import { watchGcPauses } from '../proc/gc-pauses';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -106,21 +106,6 @@ function threadShare(sched0: ThreadSched | undefined, sched1: ThreadSched | unde
   return { cpuOf: 'thread', ...share, ...(cpus ? { threadCpus: cpus } : {}) };
 }
 
-/** GC pauses as they are reported (`perf_hooks` `gc` entries): the recent ones, how many, their sum and the longest. */
-function watchGc() {
-  const gc = { pauses: [] as { startMs: number; ms: number }[], count: 0, totalMs: 0, maxMs: 0 };
-  const observer = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      gc.count++;
-      gc.totalMs += e.duration;
-      gc.maxMs = Math.max(gc.maxMs, e.duration);
-      gc.pauses.push({ startMs: e.startTime, ms: e.duration });
-    }
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  return Object.assign(gc, { observer });
-}
-
 /** A running stall watch; `stop()` may be called more than once (later calls return the first result). */
 export interface StallWatch {
   stop(): ClientStall;
@@ -129,8 +114,7 @@ export interface StallWatch {
 /** Start the 10 ms ticker, the GC observer and the steal and load readings (see the module comment). */
 export function startStallWatch(): StallWatch {
   const lateMs: ClientStall['lateMs'] = { ownCpu: 0, gc: 0, otherProcesses: 0 };
-  const gc = watchGc();
-  const gcPauses = gc.pauses;
+  const gc = watchGcPauses();
   const host0 = hostCpu();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
@@ -153,7 +137,7 @@ export function startStallWatch(): StallWatch {
   const judgePending = () => {
     if (!pending) return;
     const { fromMs, toMs } = pending;
-    const gcMs = gcPauses.filter((g) => g.startMs >= fromMs && g.startMs < toMs).reduce((sum, g) => sum + g.ms, 0);
+    const gcMs = gc.msBetween(fromMs, toMs);
     const { lateMs: late, cpuMs, waitMs } = pending;
     addTick(lateMs, { lateMs: late, cpuMs, gcMs, ...(Number.isFinite(waitMs) ? { waitMs } : {}) });
     pending = undefined;
@@ -164,7 +148,6 @@ export function startStallWatch(): StallWatch {
     judgePending();
     const [cpuMs, waitMs] = [now.cpuMs - last.cpuMs, now.waitMs - last.waitMs];
     if (t - lastT - TICK_MS > LATE_TICK_MS) pending = { fromMs: lastT, toMs: t, lateMs: t - lastT - TICK_MS, cpuMs, waitMs };
-    if (gcPauses.length > 256) gcPauses.splice(0, gcPauses.length - 64);
     if (++ticks % 100 === 0) loads.push(loadavg()[0] ?? 0);
     lastT = t;
     last = now;
@@ -178,7 +161,7 @@ export function startStallWatch(): StallWatch {
       judgePending();
       const sched1 = sched?.read();
       sched?.close();
-      gc.observer.disconnect();
+      gc.stop();
       const wallMs = performance.now() - t0;
       const cpu = process.cpuUsage(cpu0);
       const ourCores = wallMs > 0 ? (cpu.user + cpu.system) / 1000 / wallMs : 0;

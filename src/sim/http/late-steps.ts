@@ -12,8 +12,8 @@
  * second step after it, or when the totals are read; a pause not yet reported by then counts as `other`.
  */
 
-import { PerformanceObserver } from 'node:perf_hooks';
 import { sharedThreadSchedReader } from '../../proc/cpu-times';
+import { type GcPauses, watchGcPauses } from '../../proc/gc-pauses';
 
 /** A step later than this counts as late here, ms (half the sim-behind threshold of 2 ms at p99). */
 export const LATE_STEP_MS = 1;
@@ -28,22 +28,8 @@ export interface LateSteps {
   otherS: number;
 }
 
-/** GC pauses kept for judging, the latest (a late step looks back one step, a few ms). */
-const KEEP_PAUSES = 256;
-
-/** This thread's GC pauses as they are reported, `performance.now()` ms; one observer per thread, started on first use. */
-let pauses: { startMs: number; ms: number }[] | undefined;
-
-function gcPauses(): { startMs: number; ms: number }[] {
-  if (pauses) return pauses;
-  const list: { startMs: number; ms: number }[] = [];
-  new PerformanceObserver((entries) => {
-    for (const e of entries.getEntries()) list.push({ startMs: e.startTime, ms: e.duration });
-    if (list.length > KEEP_PAUSES) list.splice(0, list.length - KEEP_PAUSES);
-  }).observe({ entryTypes: ['gc'] });
-  pauses = list;
-  return list;
-}
+/** This thread's GC pauses, watched from the first use on (one watch per thread, never stopped). */
+let pauses: GcPauses | undefined;
 
 /** A late step waiting for its GC entries: its window since the previous step's end, its lateness and run-queue wait. */
 interface Pending {
@@ -60,12 +46,13 @@ export function createLateSteps(): { observe(latenessMs: number): void; readonly
   const sched = sharedThreadSchedReader(); // one pread per step
   let prev = sched?.read();
   if (!sched || !prev) return undefined;
-  const gc = gcPauses();
+  pauses ??= watchGcPauses();
+  const gc = pauses;
   const sums: LateSteps = { waitingForCpuS: 0, gcS: 0, otherS: 0 };
   const pending: Pending[] = [];
   let lastEndMs = performance.now();
   const judge = (p: Pending) => {
-    const gcMs = gc.filter((g) => g.startMs >= p.fromMs && g.startMs < p.toMs).reduce((s, g) => s + g.ms, 0);
+    const gcMs = gc.msBetween(p.fromMs, p.toMs);
     const inGc = Math.min(p.lateMs - p.waitMs, gcMs);
     sums.waitingForCpuS += p.waitMs / 1000;
     sums.gcS += inGc / 1000;

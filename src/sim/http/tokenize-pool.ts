@@ -97,7 +97,7 @@ class Lane {
         syntax?: boolean;
         ready?: true;
       }) => {
-        if (m.ready) return this.booted();
+        if (m.ready) return this.endBootWait();
         const job = this.pending.get(m.id);
         if (!job) return;
         this.pending.delete(m.id);
@@ -119,7 +119,7 @@ class Lane {
   }
 
   /** The wait of {@link start} ends. */
-  private booted(): void {
+  private endBootWait(): void {
     const done = this.onBooted;
     this.onBooted = undefined;
     if (this.pending.size === 0) this.worker?.unref();
@@ -127,7 +127,7 @@ class Lane {
   }
 
   private crashed(w: Worker, err: Error): void {
-    this.booted();
+    this.endBootWait();
     if (this.worker !== w) return;
     this.worker = undefined;
     this.fail(err);
