@@ -10,6 +10,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { fromRoot } from '../src/paths';
 import { describe } from '../src/stats/percentile';
+import type { Verdict } from './verdict';
 import type { Distribution } from '../src/types';
 
 /** The machine as a figure was measured: the benchmarks share 2 cores with other work. */
@@ -104,8 +105,11 @@ export interface BenchResult {
   name: string;
   /** One line per figure, as printed. */
   lines: string[];
-  /** Target checks: what was asked, what we got, met or not. */
-  targets: Array<{ target: string; measured: string; met: boolean }>;
+  /**
+   * Target checks: what was asked, what we got, met or not. `verdict`, where a target is judged over rounds
+   * (bench/verdict.ts): 'undecided' when the median's interval straddles the limit; `met` is then false.
+   */
+  targets: Array<{ target: string; measured: string; met: boolean; verdict?: Verdict }>;
   /** Everything measured, for the JSON file. */
   data: unknown;
   machineBefore: MachineInfo;

@@ -11,6 +11,7 @@
 import { hostCpu } from '../src/proc/cpu-times';
 import { distProblem } from '../src/proc/dist';
 import { loadLine, machine, stealPercent, waitForQuiet, writeResult, type BenchOptions, type BenchResult } from './common';
+import { VERDICT_WORD, verdictSummary } from './verdict';
 
 /** name → loader (lazy, so one benchmark's imports do not load the others); `quick`: it has a smoke run. */
 const BENCHES: Record<
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     return;
   }
   let missed = 0;
+  let undecided = 0;
   for (const name of names) {
     if (quiet !== undefined) {
       const seen = await waitForQuiet(quiet);
@@ -114,13 +116,15 @@ async function main(): Promise<void> {
     if (r.stealPercent !== undefined)
       console.log(`  CPU steal over this benchmark: ${r.stealPercent.toFixed(2)} % of the machine's CPU time (the VM's host)`);
     for (const t of r.targets) {
-      if (!t.met) missed++;
-      console.log(`  ${t.met ? 'MET   ' : 'MISSED'} ${t.target}: ${t.measured}`);
+      const v = t.verdict ?? (t.met ? 'met' : 'missed');
+      if (v === 'missed') missed++;
+      if (v === 'undecided') undecided++;
+      console.log(`  ${VERDICT_WORD[v]} ${t.target}: ${t.measured}`);
     }
     const where = quick ? 'quick run, not written to bench/results' : writeResult(r);
     console.log(`  → ${where} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
-  console.log(`\n${missed === 0 ? 'all targets met' : `${missed} target(s) missed (see above and bench/README.md)`}`);
+  console.log(`\n${verdictSummary(missed, undecided)}`);
 }
 
 main().then(
