@@ -251,7 +251,7 @@ function wholeTargets(
     const at = rows.filter((x) => x.reader === 'run').map((r) => r.loadAverage1m);
     const floor =
       floors.length > 0
-        ? `; the floor in the same rounds (bare reader + node -e 0): ${median(floors)}× (rounds ${floors.join(', ')}), ` +
+        ? `; the floor in the same rounds (bare reader + node -e 0): ${judgementText(judgeRounds(floors, 2.5, 'higher'), 2.5, '×')}, rounds ${floors.join(', ')}; ` +
           `with loadlab run's own start-up instead: ${median(floorsOurs)}× (rounds ${floorsOurs.join(', ')})`
         : '';
     const noCa =
