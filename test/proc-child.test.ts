@@ -53,6 +53,17 @@ describe('spawnChild', () => {
     await c.stop(); // after the fact: still fine
   });
 
+  it("passes nodeArgs to node before the entry (the child's own process.execArgv)", async () => {
+    const c = await start('serve', { nodeArgs: ['--no-memory-reducer'] });
+    try {
+      const argv = readFileSync(`/proc/${c.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv.indexOf('--no-memory-reducer')).toBe(1);
+      expect(argv.indexOf(ENTRY)).toBeGreaterThan(1);
+    } finally {
+      await c.stop();
+    }
+  });
+
   it('stop() escalates to SIGKILL when the child ignores SIGTERM', async () => {
     const c = await start('ignore-term', { graceMs: 300 });
     await c.stop();

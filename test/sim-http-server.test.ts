@@ -9,7 +9,8 @@ import { parsePrometheus, pickValue } from '../src/observe/prometheus';
 import { SIM_CPU_SERIES } from '../src/wire/sim-series';
 import { hostCpu, threadSched } from '../src/proc/cpu-times';
 import { simCpuShare } from '../src/runner/sim-lateness';
-import { startSim, type SimHandle } from '../src/sim/start';
+import { readFileSync } from 'node:fs';
+import { SIM_NODE_ARGS, startSim, type SimHandle } from '../src/sim/start';
 
 let sim: SimHandle;
 const ZH = '在人工智能领域，显存带宽与计算能力的平衡是至关重要的。';
@@ -49,6 +50,17 @@ async function metricValue(line: RegExp): Promise<number> {
 }
 
 describe('simulated vLLM over HTTP', () => {
+  it("runs with V8's memory reducer off: its Node options come before its entry on the command line", () => {
+    const argv = readFileSync(`/proc/${sim.pid}/cmdline`, 'utf8').split('\0');
+    expect(SIM_NODE_ARGS).toContain('--no-memory-reducer');
+    const entry = argv.findIndex((a) => /sim[/\\]main\.(ts|js)$/.test(a));
+    expect(entry).toBeGreaterThan(0);
+    for (const flag of SIM_NODE_ARGS) {
+      expect(argv.indexOf(flag)).toBeGreaterThan(0);
+      expect(argv.indexOf(flag)).toBeLessThan(entry);
+    }
+  });
+
   it('streams a chat completion as vLLM: role chunk, token chunks, finish in the last, usage chunk, [DONE]', async () => {
     const res = await post(
       '/v1/chat/completions',

@@ -42,6 +42,11 @@ export interface SpawnChildOptions {
   entry: string;
   /** Arguments after the entry; default none. */
   args?: string[];
+  /**
+   * Node's own options, before the entry (e.g. a V8 flag); default none. Any V8 flag given this way costs the child
+   * Node's built-in code cache (bench/README.md §14).
+   */
+  nodeArgs?: readonly string[];
   /** Extra environment variables (added to `process.env`). */
   env?: Record<string, string | undefined>;
   /** The ready line's first word, e.g. `LOADLAB_SIM_LISTENING`. */
@@ -123,7 +128,7 @@ export function spawnChild(opts: SpawnChildOptions): Promise<ChildHandle> {
   // The bundled entry when dist/ is fresh (no TypeScript compiled at start, see ./dist), else the source through tsx.
   const built = builtEntry(entry, root);
   const head = built ? [built] : ['--import', tsxLoaderUrl(root), entry];
-  const proc = spawn(process.execPath, [...head, ...(opts.args ?? [])], {
+  const proc = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...head, ...(opts.args ?? [])], {
     cwd: root,
     detached: true,
     env: { ...process.env, ...opts.env, [PARENT_WATCH_ENV]: '1' },

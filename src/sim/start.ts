@@ -66,6 +66,15 @@ export interface SimHandle {
 }
 
 /**
+ * Node options of every simulator this starts. `--no-memory-reducer`: V8's memory reducer collects a heap that looks
+ * idle, and a simulator idles between a lesson's points (lesson 08 alternates two). Its full collections then landed
+ * inside the simulator's next points: 7 and 8 pauses of 2.3–38.8 ms on the engine thread in two runs of lesson 08,
+ * none in two runs with the reducer off (bench/README.md §21). V8 creates the reducer when it sets the heap up, so
+ * only the command line turns it off. `loadlab sim` started by hand runs in its own process and keeps V8's default.
+ */
+export const SIM_NODE_ARGS: readonly string[] = ['--no-memory-reducer'];
+
+/**
  * Spawns the simulator and resolves once it listens. Rejects with the child's log tail if it
  * exits first or does not listen within `startupTimeoutMs`.
  */
@@ -91,6 +100,7 @@ export function startSim(options: StartSimOptions = {}): Promise<SimHandle> {
   }
   return spawnChild({
     entry: join('src', 'sim', 'main.ts'),
+    nodeArgs: SIM_NODE_ARGS,
     args: [...serveArgs, '--profile', profile.file],
     env: options.env ?? {},
     marker: LISTENING_MARKER,
