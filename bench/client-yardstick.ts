@@ -8,7 +8,8 @@
  *
  * Full run: 128 streams × 600 tokens at 10 ms gaps, five rounds (the order of readers rotates
  * each round; one pass moves by ±20 % on a shared VM, so each target is judged on the rounds' median and its
- * interval, bench/verdict.ts: met, missed, or the rounds cannot decide); `--quick`: 32 streams × 100 tokens, one round. For each reader and round:
+ * interval, bench/verdict.ts: met, missed, or the rounds cannot decide); `--quick`: 32 streams × 100 tokens,
+ * one round. For each reader and round:
  * - CPU per token event (µs) = reader CPU over the pass / (streams × tokens), and its ratio to
  *   the bare reader's in the SAME round;
  * - ITL p99 as the reader sees it, beside the true gap: the p99 of the server's own send-time

@@ -13,7 +13,8 @@
  *   `socket.write`, as the simulator does (the judged floor), and through Node's `res.write`.
  * The judged pair runs in five rounds, alternating (simulator, then bare writer, a few seconds apart), and each
  * target is judged on the rounds' median and its interval (bench/verdict.ts: met, missed, or the rounds cannot
- * decide), with every round printed beside it: one pass on a 2-core VM moves by ±15 %. `--quick`: one round at C = 128 only, and a shorter bare-writer pass.
+ * decide), with every round printed beside it: one pass on a 2-core VM moves by ±15 %. `--quick`: one round at
+ * C = 128 only, and a shorter bare-writer pass.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

@@ -7,11 +7,13 @@
  *
  * The interval [x₍ₖ₎, x₍ₙ₊₁₋ₖ₎] of n sorted rounds covers the true median with probability
  * 1 − 2·P(B ≤ k − 1), B ~ Binomial(n, ½), for independent rounds of a continuous distribution (the sign-test
- * interval; Hollander, Wolfe and Chicken, *Nonparametric Statistical Methods*, §3.6). Five rounds give
- * [min, max] at 93.8 %; three give [min, max] at only 75 %, and the text says so. Rounds taken in turn on one
- * machine are not strictly independent (the load drifts); the yardsticks rotate or alternate what they run for
- * that reason.
+ * interval for the median; Hollander, Wolfe and Chicken, *Nonparametric Statistical Methods*, chapter 3). Five
+ * rounds give [min, max] at 93.8 %; three give [min, max] at only 75 %, and the text says so. Rounds taken in turn
+ * on one machine are not strictly independent (the load drifts); the yardsticks rotate or alternate what they run
+ * for that reason.
  */
+
+import { percentile } from '../src/stats/percentile';
 
 /** What a target's rounds say. */
 export type Verdict = 'met' | 'missed' | 'undecided';
@@ -55,14 +57,6 @@ export function medianInterval(xs: readonly number[], level = 0.9): { lo: number
   return { lo: s[k - 1], hi: s[n - k], coverage };
 }
 
-/** The median by numpy's linear rule (mean of the middle two of an even count); NaN for none. */
-function medianOf(xs: readonly number[]): number {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
-  const m = s.length >> 1;
-  if (s.length === 0) return NaN;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 /**
  * Judges rounds against `limit`: `better` 'lower' means the target is "≤ limit", 'higher' "≥ limit". Met when the
  * median's interval lies wholly on the good side (the limit itself counts as good), missed when it lies wholly on
@@ -75,7 +69,20 @@ export function judgeRounds(xs: readonly number[], limit: number, better: 'lower
   let verdict: Verdict = 'undecided';
   if (n >= 2 && good(lo) && good(hi)) verdict = 'met';
   else if (n >= 2 && !good(lo) && !good(hi)) verdict = 'missed';
-  return { verdict, median: medianOf(xs), lo, hi, coverage, n };
+  return {
+    verdict,
+    median:
+      n === 0
+        ? NaN
+        : percentile(
+            xs.filter((x) => !Number.isNaN(x)),
+            50,
+          ),
+    lo,
+    hi,
+    coverage,
+    n,
+  };
 }
 
 /** Significant digits for a printed figure (3, enough for the rounds' ±15 %). */
