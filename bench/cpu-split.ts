@@ -6,8 +6,7 @@
  * CPUs are read once, when this module loads, so a server started while this thread is pinned still goes
  * to the last one. `LOADLAB_CPU_SPLIT=0` leaves both alone, for the arrangement of earlier runs.
  */
-import { cpuSplitEnabled, formatCpuList, pinThisThread, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
-import { idleOtherThreadsFor } from '../src/proc/idle-threads';
+import { cpuSplitEnabled, formatCpuList, pinWithIdleHelpers, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
 
 /** The arrangement in force, for the bench's lines, and how to undo this thread's part. */
 export interface BenchSplit {
@@ -44,20 +43,12 @@ export function splitCores(serverPid: number, serverCpu?: number): BenchSplit {
   if ('why' in layout) return none(layout.why);
   if (serverCpu !== undefined && serverCpu !== layout.last) return none(`the server is on CPU ${serverCpu}`);
   if (serverCpu === undefined && !pinServer(serverPid)) return none('taskset failed or is missing');
-  const pin = pinThisThread(layout.rest);
+  const pin = pinWithIdleHelpers(layout.rest);
   if ('reason' in pin) return none(pin.reason);
   // As a LoadLab run does (src/runner/load-cpus.ts): this process's other threads (V8's compiler and GC helpers)
   // yield, so a cold reader's compiles do not take the server's CPU from it (bench/README.md §21).
-  const idle = idleOtherThreadsFor(pin.tid);
-  const helpers =
-    'tids' in idle
-      ? `${idle.tids.length} other threads of this process on SCHED_IDLE`
-      : `other threads as they were (${idle.reason})`;
   return {
-    line: `cores: server's main thread on CPU ${layout.last}, readers on CPUs ${formatCpuList(pin.cpus)}; ${helpers} (LOADLAB_CPU_SPLIT=0 turns the split off)`,
-    release: () => {
-      if ('tids' in idle) idle.release();
-      pin.release();
-    },
+    line: `cores: server's main thread on CPU ${layout.last}, readers on CPUs ${formatCpuList(pin.cpus)}; ${pin.helpers} (LOADLAB_CPU_SPLIT=0 turns the split off)`,
+    release: pin.release,
   };
 }

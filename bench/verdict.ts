@@ -63,34 +63,23 @@ export function medianInterval(xs: readonly number[], level = 0.9): { lo: number
  * the bad side, undecided otherwise, and always undecided from one round.
  */
 export function judgeRounds(xs: readonly number[], limit: number, better: 'lower' | 'higher', level = 0.9): RoundsJudgement {
-  const { lo, hi, coverage } = medianInterval(xs, level);
-  const n = xs.filter((x) => !Number.isNaN(x)).length;
+  const kept = xs.filter((x) => !Number.isNaN(x));
+  const { lo, hi, coverage } = medianInterval(kept, level);
+  const n = kept.length;
   const good = (x: number) => (better === 'lower' ? x <= limit : x >= limit);
   let verdict: Verdict = 'undecided';
   if (n >= 2 && good(lo) && good(hi)) verdict = 'met';
   else if (n >= 2 && !good(lo) && !good(hi)) verdict = 'missed';
-  return {
-    verdict,
-    median:
-      n === 0
-        ? NaN
-        : percentile(
-            xs.filter((x) => !Number.isNaN(x)),
-            50,
-          ),
-    lo,
-    hi,
-    coverage,
-    n,
-  };
+  return { verdict, median: percentile(kept, 50), lo, hi, coverage, n };
 }
 
 /** Significant digits for a printed figure (3, enough for the rounds' ±15 %). */
 const fig = (x: number) => (Number.isFinite(x) ? Number(x.toPrecision(3)) : x);
 
 /**
- * The judgement in words, for a target line (`rounds`: what the samples are called, default `rounds`): `"median 1.3 (5 rounds; 94 % interval for the median 1.1–1.5: the
- * rounds cannot decide against 1.2)"`. `unit` follows each figure (e.g. `×`, ` ms`).
+ * The judgement in words, for a target line, e.g. `median 1.36× (5 rounds; 93.8 % interval for the median 1.12× to
+ * 1.54×: it straddles 1.2×, so the rounds cannot decide)`. `unit` follows each figure (e.g. `×`, ` ms`); `rounds` is
+ * what the samples are called (default `rounds`).
  */
 export function judgementText(j: RoundsJudgement, limit: number, unit = '', rounds = 'rounds'): string {
   const u = (x: number) => `${fig(x)}${unit}`;

@@ -19,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { idleOtherThreads } from './idle-threads';
+import { idleOtherThreads, idleOtherThreadsFor } from './idle-threads';
 
 /** `LOADLAB_CPU_SPLIT`: on unless `0`; anything but `0`/`1` throws, naming the fix. */
 export function cpuSplitEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -106,6 +106,30 @@ export function pinThisThread(cpus: readonly number[]): Pin {
     }
   };
   return { tid: before.tid, cpus: after, release };
+}
+
+/**
+ * {@link pinThisThread}, and meanwhile the process's other threads on `SCHED_IDLE` (`idleOtherThreadsFor`, which
+ * needs `CAP_SYS_NICE`), as a run's load thread does against a local simulator. `helpers` says what was done with
+ * them; `release` sets them back and unpins. Never throws.
+ */
+export function pinWithIdleHelpers(
+  cpus: readonly number[],
+): { cpus: number[]; helpers: string; release(): void } | { reason: string } {
+  const pin = pinThisThread(cpus);
+  if ('reason' in pin) return pin;
+  const idle = idleOtherThreadsFor(pin.tid);
+  return {
+    cpus: pin.cpus,
+    helpers:
+      'tids' in idle
+        ? `${idle.tids.length} other threads of this process on SCHED_IDLE`
+        : `other threads left as they were (${idle.reason})`,
+    release() {
+      if ('tids' in idle) idle.release();
+      pin.release();
+    },
+  };
 }
 
 /** The CPUs this process's main thread had before {@link pinSimEngine} pinned it (a `taskset` list), if it did. */

@@ -7,8 +7,7 @@
  * can set them back after (../proc/idle-threads). The manifest's `client.cpuSplit` records what was done, or why
  * nothing was.
  */
-import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinThisThread } from '../proc/cpu-split';
-import { idleOtherThreadsFor } from '../proc/idle-threads';
+import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinWithIdleHelpers } from '../proc/cpu-split';
 import type { ResolvedTarget } from './target';
 
 /** What a run does with its load threads' CPUs. */
@@ -30,17 +29,10 @@ const held = { runs: 0, release: () => {}, cpus: [] as number[], helpers: '' };
 /** Pin this thread for one more run (or join the pin in place); the release counts it out. */
 function holdPin(cpus: number[]): { cpus: number[]; helpers: string; release: () => void } | { reason: string } {
   if (held.runs === 0) {
-    const pin = pinThisThread(cpus);
+    const pin = pinWithIdleHelpers(cpus);
     if ('reason' in pin) return pin;
-    const idle = idleOtherThreadsFor(pin.tid);
-    held.helpers =
-      'tids' in idle
-        ? `${idle.tids.length} other threads of this process on SCHED_IDLE`
-        : `other threads left as they were (${idle.reason})`;
-    held.release = () => {
-      if ('tids' in idle) idle.release();
-      pin.release();
-    };
+    held.helpers = pin.helpers;
+    held.release = pin.release;
     held.cpus = pin.cpus;
   }
   held.runs++;
