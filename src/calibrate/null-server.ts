@@ -12,10 +12,11 @@
  * token chunk per step after that (the last one with `finish_reason: "length"`), the usage chunk
  * and `data: [DONE]`. Every chunk carries continuous usage, as the LoadLab client asks for it.
  * Steps are in LOCKSTEP across streams, like one engine step emitting a chunk for every running
- * request: one ticker per gap (and phase), on absolute times (no drift). Each token chunk carries
- * the time it was made `"t"` (epoch ms, `performance.timeOrigin + performance.now()`, read just before
- * the write); the server keeps each chunk's send time, taken once its write is in the kernel, per
- * `x-request-id` for `GET /sent`.
+ * request: one ticker per gap (and phase), on absolute times (no drift), met like the simulator's
+ * steps (`realClock`, not a bare `setTimeout`). Each token chunk carries the time it was made `"t"`
+ * (epoch ms, `performance.timeOrigin + performance.now()`, read just before the write); the server
+ * keeps each chunk's send time, taken once its write is in the kernel, per `x-request-id` for
+ * `GET /sent`.
  *
  * Body fields besides `max_tokens` (default 16), all optional (a bad value is a 400 naming it):
  * - `null_gap_ms`: step gap, ms, default 10; 0 = flat out, each stream writes as fast as its socket drains;

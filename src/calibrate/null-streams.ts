@@ -1,13 +1,14 @@
 /**
- * The null server's streams (see `./null-server.ts`): one SSE stream per request, written in
- * LOCKSTEP with every other stream on the same step gap and phase (one ticker per gap and phase, on
- * absolute times, like one engine step emitting a chunk for every running request), or flat out
- * when the gap is 0 (`batch` token chunks per write). Each token chunk carries the time it was made
- * `"t"` (epoch ms, read just before the write); a finished stream's send times (taken just before each write reached
- * the kernel, a lower bound) are kept per request id for `GET /sent`.
+ * The null server's streams (see `./null-server.ts`): one SSE stream per request, written in LOCKSTEP with every other
+ * stream on the same step gap and phase (one ticker per gap and phase, on absolute times met like the simulator's steps,
+ * like one engine step emitting a chunk for every running request), or flat out when the gap is 0 (`batch` token chunks
+ * per write). Each token chunk carries the time it was made `"t"` (epoch ms, read just before the write); a finished
+ * stream's send times (taken just before each write reached the kernel, a lower bound) are kept per request id for
+ * `GET /sent`.
  */
 import type { ServerResponse } from 'node:http';
 import { chunkJson, SSE_DONE, sseData, usageChunkJson, usageJson } from '../wire/chunks';
+import { realClock } from '../sim/engine/clock';
 import { epochNow } from './epoch-clock';
 import { flushNow } from '../wire/flush';
 
@@ -88,6 +89,14 @@ function step(state: NullState, s: NullStream, n = 1): boolean {
   return false;
 }
 
+/**
+ * The tickers' clock: the simulator's real-time clock (src/sim/engine/clock.ts), which sleeps with `setTimeout` and waits
+ * the last 1.5 ms in place, so a step starts within about 0.2 ms of its time. A plain `setTimeout` fires 0–2 ms late
+ * (libuv's loop time is whole milliseconds), which put the server's own send gaps at a p99 of about 12 ms for a 10 ms
+ * step (bench/README.md §22), and every reader's ITL with them.
+ */
+const clock = realClock();
+
 /** Lockstep ticker for one gap and phase: first step `phaseMs + gapMs` after it starts, then every gap ms. */
 function join(state: NullState, s: NullStream, gapMs: number, phaseMs: number): void {
   const key = `${gapMs}+${phaseMs}`;
@@ -99,7 +108,7 @@ function join(state: NullState, s: NullStream, gapMs: number, phaseMs: number): 
   set = new Set([s]);
   state.tickers.set(key, set);
   const members = set;
-  const start = performance.now() + phaseMs + gapMs;
+  const start = clock.now() + phaseMs + gapMs;
   let n = 0;
   const tick = () => {
     for (const m of members) if (!step(state, m)) members.delete(m);
@@ -108,9 +117,9 @@ function join(state: NullState, s: NullStream, gapMs: number, phaseMs: number): 
       return;
     }
     n++;
-    setTimeout(tick, Math.max(0, start + n * gapMs - performance.now()));
+    clock.at(start + n * gapMs, tick);
   };
-  setTimeout(tick, phaseMs + gapMs);
+  clock.at(start, tick);
 }
 
 /** Flat out: write as fast as the socket drains (`s.batch` chunks per write), yielding to other streams every 16 writes. */
