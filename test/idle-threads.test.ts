@@ -1,19 +1,22 @@
 /**
  * Helper threads that yield (src/proc/idle-threads.ts): the capability check, a real worker thread of
  * this process set to SCHED_IDLE and back through `chrt`, a real simulator process whose threads other than
- * the engine's are idle, and `runLoad` putting this process's other threads on SCHED_IDLE for the run only.
+ * the engine's are idle, and `runLoad` putting this process's other threads on SCHED_IDLE and off the simulator's
+ * CPU for the run only; `confineThreads` giving each thread its own CPUs back.
  * Linux with ≥ 2 CPUs and util-linux; the set-back parts need CAP_SYS_NICE (root on CI).
  */
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { thisThreadCpus } from '../src/proc/cpu-split';
+import { formatCpuList, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
 import {
   canLeaveIdle,
+  confineThreads,
   idleOtherThreadsFor,
   processThreads,
   SCHED_IDLE,
   SCHED_OTHER,
   setThreadsPolicy,
+  threadCpuList,
   threadPolicy,
 } from '../src/proc/idle-threads';
 import { runLoad } from '../src/runner/runner';
@@ -85,6 +88,34 @@ describe('the capability and the policy', () => {
   });
 });
 
+describe.runIf(canSplit)('every thread kept to some CPUs for a while', () => {
+  it('moves every thread, then gives each its own CPUs back, a thread pinned elsewhere included', async () => {
+    const [first, second] = here?.cpus ?? [];
+    const a = await idleWorker();
+    const b = await idleWorker();
+    const spread = threadCpuList(a.tid);
+    try {
+      setThreadCpus(b.tid, [second]);
+      const kept = confineThreads(String(first));
+      if ('reason' in kept) throw new Error(kept.reason);
+      expect([threadCpuList(a.tid), threadCpuList(b.tid), threadCpuList(process.pid)]).toEqual([
+        `${first}`,
+        `${first}`,
+        `${first}`,
+      ]);
+      kept.release();
+      expect([threadCpuList(a.tid), threadCpuList(b.tid), threadCpuList(process.pid)]).toEqual([spread, `${second}`, spread]);
+      expect(spread).toBe(formatCpuList(here?.cpus ?? []));
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+
+  it('reads a thread that is gone as undefined', () => {
+    expect(threadCpuList(2 ** 30)).toBeUndefined();
+  });
+});
+
 describe.runIf(canSplit)('a simulator and a run against it', () => {
   let sim: SimHandle;
   let normalAtListen: number[] = [];
@@ -124,26 +155,35 @@ describe.runIf(canSplit)('a simulator and a run against it', () => {
     expect(after.filter((t) => threadPolicy(t, sim.pid) === SCHED_OTHER)).toEqual([sim.pid]);
   });
 
-  it.runIf(privileged)("puts this process's other threads on SCHED_IDLE for the run only", async () => {
-    const w = await idleWorker();
-    try {
-      const during: Array<number | undefined> = [];
-      const r = await runLoad({
-        baseUrl: sim.baseUrl,
-        workload: [makeRequest('hi', { maxTokens: 4 })],
-        requests: 2,
-        shape: closedLoop(1),
-        out: false,
-        onRecord: () => during.push(threadPolicy(w.tid)),
-      });
-      expect(during).toEqual([SCHED_IDLE, SCHED_IDLE]);
-      expect(threadPolicy(w.tid)).toBe(SCHED_OTHER);
-      expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
-      expect((r.manifest.client?.cpuSplit as { note?: string } | undefined)?.note).toMatch(
-        /; \d+ other threads of this process on SCHED_IDLE$/,
-      );
-    } finally {
-      await w.stop();
-    }
-  });
+  it.runIf(privileged)(
+    "puts this process's other threads on SCHED_IDLE and off the simulator's CPU for the run only",
+    async () => {
+      const w = await idleWorker();
+      try {
+        const during: Array<[number | undefined, string | undefined]> = [];
+        const spread = threadCpuList(w.tid);
+        const r = await runLoad({
+          baseUrl: sim.baseUrl,
+          workload: [makeRequest('hi', { maxTokens: 4 })],
+          requests: 2,
+          shape: closedLoop(1),
+          out: false,
+          onRecord: () => during.push([threadPolicy(w.tid), threadCpuList(w.tid)]),
+        });
+        const loadCpus = formatCpuList((here?.cpus ?? []).slice(0, -1)); // every simulator takes the last CPU (src/proc/cpu-split.ts)
+        expect(during).toEqual([
+          [SCHED_IDLE, loadCpus],
+          [SCHED_IDLE, loadCpus],
+        ]);
+        expect(threadPolicy(w.tid)).toBe(SCHED_OTHER);
+        expect(threadCpuList(w.tid)).toBe(spread);
+        expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
+        expect((r.manifest.client?.cpuSplit as { note?: string } | undefined)?.note).toMatch(
+          /; \d+ other threads of this process on SCHED_IDLE, kept to CPUs [\d,-]+$/,
+        );
+      } finally {
+        await w.stop();
+      }
+    },
+  );
 });

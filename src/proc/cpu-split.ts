@@ -19,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { idleOtherThreads, idleOtherThreadsFor } from './idle-threads';
+import { confineThreads, idleOtherThreads, idleOtherThreadsFor } from './idle-threads';
 
 /** `LOADLAB_CPU_SPLIT`: on unless `0`; anything but `0`/`1` throws, naming the fix. */
 export function cpuSplitEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -109,24 +109,27 @@ export function pinThisThread(cpus: readonly number[]): Pin {
 }
 
 /**
- * {@link pinThisThread}, and meanwhile the process's other threads on `SCHED_IDLE` (`idleOtherThreadsFor`, which
- * needs `CAP_SYS_NICE`), as a run's load thread does against a local simulator. `helpers` says what was done with
- * them; `release` sets them back and unpins. Never throws.
+ * {@link pinThisThread}, and meanwhile every other thread of the process kept to the same CPUs (`confineThreads`)
+ * and on `SCHED_IDLE` (`idleOtherThreadsFor`, which needs `CAP_SYS_NICE`), as a run's load thread does against a
+ * local simulator. `helpers` says what was done with them; `release` sets them back and unpins. Never throws.
  */
 export function pinWithIdleHelpers(
   cpus: readonly number[],
 ): { cpus: number[]; helpers: string; release(): void } | { reason: string } {
   const pin = pinThisThread(cpus);
   if ('reason' in pin) return pin;
+  const kept = confineThreads(formatCpuList(pin.cpus));
   const idle = idleOtherThreadsFor(pin.tid);
+  const where = 'reason' in kept ? `not kept to them (${kept.reason})` : `kept to CPUs ${formatCpuList(pin.cpus)}`;
   return {
     cpus: pin.cpus,
     helpers:
       'tids' in idle
-        ? `${idle.tids.length} other threads of this process on SCHED_IDLE`
-        : `other threads left as they were (${idle.reason})`,
+        ? `${idle.tids.length} other threads of this process on SCHED_IDLE, ${where}`
+        : `other threads ${where}, at their policy (${idle.reason})`,
     release() {
       if ('tids' in idle) idle.release();
+      if ('release' in kept) kept.release();
       pin.release();
     },
   };

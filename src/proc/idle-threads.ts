@@ -17,6 +17,11 @@
  * - A run's calling thread sets it on the other threads of its process while it is pinned, and sets them
  *   back after. Only a process with `CAP_SYS_NICE` may leave `SCHED_IDLE` (`sched_setscheduler(2)`:
  *   RLIMIT_NICE is 0 by default), so without it the run leaves its process's threads alone.
+ * - A `SCHED_IDLE` thread still holds its CPU until it leaves the kernel: this VM's kernel preempts a thread only
+ *   on its way back to user space, and V8's helpers spend milliseconds in the kernel (giving memory back). In a
+ *   lesson traced with `perf sched`, a notebook kernel's idle helpers ran 0.7–4 ms at a time on the simulator's
+ *   CPU while its engine waited, 26 of the 64 ms it waited during points (bench/README.md §22). So a run also
+ *   keeps every thread of its process off the simulator's CPU ({@link confineThreads}), which needs no privilege.
  *
  * Through util-linux's `chrt` (Node has no `sched_setscheduler`); Linux only.
  */
@@ -103,6 +108,55 @@ export function idleOtherThreadsFor(keepTid: number, status?: string): { tids: n
         setThreadsPolicy(y.tids, false);
       } catch {
         // sh vanished mid-run: the threads stay idle until the process ends
+      }
+    },
+  };
+}
+
+/** Thread `tid`'s CPUs as Linux lists them (`Cpus_allowed_list`, e.g. `0-1`), or undefined when it is gone. */
+export function threadCpuList(tid: number, pid = process.pid): string | undefined {
+  try {
+    return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every thread of this process on the CPUs `list` (a `taskset` list such as `0` or `0-2`) until `release`,
+ * which gives each thread the CPUs it had: one `taskset -a` for the list most had, one `sh` for the others.
+ * A thread started meanwhile inherits `list` and gets that commonest list back. Never throws.
+ */
+export function confineThreads(list: string): { release(): void } | { reason: string } {
+  const before = new Map<number, string>();
+  for (const t of processThreads()) {
+    const l = threadCpuList(t);
+    if (l !== undefined) before.set(t, l);
+  }
+  if (before.size === 0) return { reason: 'no /proc/self/task (not Linux)' };
+  const all = (cpus: string) =>
+    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore', timeout: 5000 });
+  try {
+    all(list);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return { reason: e.code === 'ENOENT' ? 'no taskset (util-linux) on PATH' : `taskset failed: ${e.message}` };
+  }
+  let done = false;
+  return {
+    release() {
+      if (done) return;
+      done = true;
+      const counts = new Map<string, number>();
+      for (const l of before.values()) counts.set(l, (counts.get(l) ?? 0) + 1);
+      const common = [...counts].sort((a, b) => b[1] - a[1])[0][0];
+      const rest = [...before].filter(([, l]) => l !== common).flatMap(([t, l]) => [String(t), l]);
+      try {
+        all(common);
+        const script = 'while [ $# -gt 1 ]; do taskset -p -c "$2" "$1" >/dev/null 2>&1; shift 2; done; exit 0';
+        if (rest.length > 0) execFileSync('sh', ['-c', script, 'sh', ...rest], { stdio: 'ignore', timeout: 10_000 });
+      } catch {
+        // taskset vanished mid-run: the threads keep `list` until the process ends
       }
     },
   };
