@@ -17,11 +17,12 @@
  * - A run's calling thread sets it on the other threads of its process while it is pinned, and sets them
  *   back after. Only a process with `CAP_SYS_NICE` may leave `SCHED_IDLE` (`sched_setscheduler(2)`:
  *   RLIMIT_NICE is 0 by default), so without it the run leaves its process's threads alone.
- * - A `SCHED_IDLE` thread still holds its CPU until it leaves the kernel: this VM's kernel preempts a thread only
- *   on its way back to user space, and V8's helpers spend milliseconds in the kernel (giving memory back). In a
- *   lesson traced with `perf sched`, a notebook kernel's idle helpers ran 0.7–4 ms at a time on the simulator's
- *   CPU while its engine waited, 26 of the 64 ms it waited during points (bench/README.md §22). So a run also
- *   keeps every thread of its process off the simulator's CPU ({@link confineThreads}), which needs no privilege.
+ * - A `SCHED_IDLE` thread is not always preempted at once: a kernel in `PREEMPT_NONE` mode (this VM's, from
+ *   /proc/config.gz and no `preempt=` at boot) switches away from a thread that is inside a system call only when
+ *   the call returns or yields. In a lesson traced with `perf sched`, a notebook kernel's idle V8 helpers ran
+ *   0.7–4 ms at a time on the simulator's CPU while its engine waited: 26 of the 64 ms the engines waited during
+ *   points (bench/README.md §22). So a run also keeps every thread of its process off the simulator's CPU
+ *   ({@link confineThreads}), which needs no privilege.
  *
  * Through util-linux's `chrt` (Node has no `sched_setscheduler`); Linux only.
  */
