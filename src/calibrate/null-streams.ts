@@ -91,9 +91,10 @@ function step(state: NullState, s: NullStream, n = 1): boolean {
 
 /**
  * The tickers' clock: the simulator's real-time clock (src/sim/engine/clock.ts), which sleeps with `setTimeout` and waits
- * the last 1.5 ms in place, so a step starts within about 0.2 ms of its time. A plain `setTimeout` fires 0–2 ms late
- * (libuv's loop time is whole milliseconds), which put the server's own send gaps at a p99 of about 12 ms for a 10 ms
- * step (bench/README.md §22), and every reader's ITL with them.
+ * the last 1.5 ms in place (the simulator's steps start with a lateness p99 of about 0.5 ms on this project's VM). A
+ * plain `setTimeout` fires 0–2 ms late (libuv's loop time is whole milliseconds): the server's own send gaps for a
+ * 10 ms step had a p99 of 11.35–13.32 ms with it, 10.76–12.48 ms with this clock (bench/README.md §22), and every
+ * reader's ITL sits on top of them.
  */
 const clock = realClock();
 
