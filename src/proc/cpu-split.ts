@@ -19,7 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
-import { confineThreads, idleOtherThreads, idleOtherThreadsFor } from './idle-threads';
+import { confineThreads, idleOtherThreads, idleOtherThreadsFor, threadCpuList } from './idle-threads';
 
 /** `LOADLAB_CPU_SPLIT`: on unless `0`; anything but `0`/`1` throws, naming the fix. */
 export function cpuSplitEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
@@ -62,9 +62,9 @@ export function thisThreadCpus(): { tid: number; cpus: number[] } | undefined {
     // `<pid>/task/<tid>`; a /proc of another PID namespace names another process: then nothing is pinned.
     const m = /^(\d+)\/task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'));
     const tid = m && Number(m[1]) === process.pid ? Number(m[2]) : Number.NaN;
-    const line = /^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/thread-self/status', 'utf8'))?.[1];
+    const line = Number.isInteger(tid) ? threadCpuList(tid) : undefined;
     const cpus = line === undefined ? undefined : parseCpuList(line);
-    return Number.isInteger(tid) && cpus ? { tid, cpus } : undefined;
+    return cpus ? { tid, cpus } : undefined;
   } catch {
     return undefined;
   }
