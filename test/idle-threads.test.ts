@@ -5,9 +5,12 @@
  * CPU for the run only; `confineThreads` giving each thread its own CPUs back.
  * Linux with ≥ 2 CPUs and util-linux; the set-back parts need CAP_SYS_NICE (root on CI).
  */
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatCpuList, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
+import { tsxLoaderUrl } from '../src/proc/child';
+import { formatCpuList, pinWithIdleHelpers, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
 import {
   canLeaveIdle,
   confineThreads,
@@ -19,6 +22,7 @@ import {
   threadCpuList,
   threadPolicy,
 } from '../src/proc/idle-threads';
+import { packageRoot } from '../src/paths';
 import { runLoad } from '../src/runner/runner';
 import { closedLoop } from '../src/schedule/shapes';
 import { startSim, type SimHandle } from '../src/sim/start';
@@ -113,6 +117,40 @@ describe.runIf(canSplit)('every thread kept to some CPUs for a while', () => {
 
   it('reads a thread that is gone as undefined', () => {
     expect(threadCpuList(2 ** 30)).toBeUndefined();
+  });
+
+  it("pinned from the main thread, moves the others; from a worker thread, leaves the others' CPUs alone", async () => {
+    const [first] = here?.cpus ?? [];
+    const other = await idleWorker();
+    const spread = threadCpuList(other.tid);
+    try {
+      const main = pinWithIdleHelpers([first]);
+      if ('reason' in main) throw new Error(main.reason);
+      expect([main.helpers, threadCpuList(other.tid)]).toEqual([expect.stringContaining(`kept to CPUs ${first}`), `${first}`]);
+      main.release();
+      expect(threadCpuList(other.tid)).toBe(spread);
+      // The same call in a worker thread (the sources through tsx, as src/runner/worker-crew.ts starts its workers).
+      const api = pathToFileURL(join(dirname(new URL(tsxLoaderUrl()).pathname), 'esm', 'api', 'index.mjs')).href;
+      const mod = pathToFileURL(join(packageRoot(), 'src', 'proc', 'cpu-split.ts')).href;
+      const boot = `const { parentPort, workerData } = require('node:worker_threads');
+        import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(mod)}); }).then((c) => {
+          const pin = c.pinWithIdleHelpers([workerData.cpu]);
+          const during = require('node:fs').readFileSync('/proc/${process.pid}/task/${other.tid}/status', 'utf8');
+          pin.release(); // before answering: the test ends the thread once it has the answer
+          parentPort.postMessage({ helpers: pin.helpers, during: during.match(/Cpus_allowed_list:\\s*(\\S+)/)[1] });
+        });`;
+      const w = new Worker(boot, { eval: true, workerData: { cpu: first } });
+      const seen = await new Promise<{ helpers: string; during: string }>((res, rej) => {
+        w.once('message', res);
+        w.once('error', rej);
+      });
+      await w.terminate();
+      expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
+      expect(seen.helpers).toMatch(/not kept to them \(a worker thread: only the main thread moves them\)/);
+      expect(seen.during).toBe(spread);
+    } finally {
+      await other.stop();
+    }
   });
 });
 

@@ -19,6 +19,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 import { confineThreads, idleOtherThreads, idleOtherThreadsFor, threadCpuList } from './idle-threads';
 
 /** `LOADLAB_CPU_SPLIT`: on unless `0`; anything but `0`/`1` throws, naming the fix. */
@@ -112,13 +113,17 @@ export function pinThisThread(cpus: readonly number[]): Pin {
  * {@link pinThisThread}, and meanwhile every other thread of the process kept to the same CPUs (`confineThreads`)
  * and on `SCHED_IDLE` (`idleOtherThreadsFor`, which needs `CAP_SYS_NICE`), as a run's load thread does against a
  * local simulator. `helpers` says what was done with them; `release` sets them back and unpins. Never throws.
+ * Only the main thread moves the other threads' CPUs: its runs share one pin (src/runner/load-cpus.ts), while runs
+ * started from two threads at once would each restore what they saw, and could leave the process on the load CPUs.
  */
 export function pinWithIdleHelpers(
   cpus: readonly number[],
 ): { cpus: number[]; helpers: string; release(): void } | { reason: string } {
   const pin = pinThisThread(cpus);
   if ('reason' in pin) return pin;
-  const kept = confineThreads(formatCpuList(pin.cpus));
+  const kept = isMainThread
+    ? confineThreads(formatCpuList(pin.cpus))
+    : { reason: 'a worker thread: only the main thread moves them' };
   const idle = idleOtherThreadsFor(pin.tid);
   const where = 'reason' in kept ? `not kept to them (${kept.reason})` : `kept to CPUs ${formatCpuList(pin.cpus)}`;
   return {
