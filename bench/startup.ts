@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fromRoot } from '../src/paths';
 import { distProblem } from '../src/proc/dist';
-import { tsxLoaderUrl } from '../src/proc/child';
+import { tsxLoaderUrl } from '../src/proc/dist';
 import { loadLine } from './common';
 import { loadlabCpu } from './whole-process';
 

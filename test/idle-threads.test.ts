@@ -5,11 +5,10 @@
  * CPU for the run only; `confineThreads` giving each thread its own CPUs back.
  * Linux with ≥ 2 CPUs and util-linux; the set-back parts need CAP_SYS_NICE (root on CI).
  */
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tsxLoaderUrl } from '../src/proc/child';
+import { tsxImportExpr } from '../src/proc/dist';
 import { formatCpuList, pinWithIdleHelpers, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
 import {
   canLeaveIdle,
@@ -130,16 +129,15 @@ describe.runIf(canSplit)('every thread kept to some CPUs for a while', () => {
       main.release();
       expect(threadCpuList(other.tid)).toBe(spread);
       // The same call in a worker thread (the sources through tsx, as src/runner/worker-crew.ts starts its workers).
-      const api = pathToFileURL(join(dirname(new URL(tsxLoaderUrl()).pathname), 'esm', 'api', 'index.mjs')).href;
-      const mod = pathToFileURL(join(packageRoot(), 'src', 'proc', 'cpu-split.ts')).href;
+      const src = (file: string) => join(packageRoot(), 'src', 'proc', file);
       const boot = `const { parentPort, workerData } = require('node:worker_threads');
-        import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(mod)}); }).then((c) => {
+        Promise.all([${tsxImportExpr(src('cpu-split.ts'))}, ${tsxImportExpr(src('idle-threads.ts'))}]).then(([c, i]) => {
           const pin = c.pinWithIdleHelpers([workerData.cpu]);
-          const during = require('node:fs').readFileSync('/proc/${process.pid}/task/${other.tid}/status', 'utf8');
+          const during = i.threadCpuList(workerData.other, ${process.pid});
           pin.release(); // before answering: the test ends the thread once it has the answer
-          parentPort.postMessage({ helpers: pin.helpers, during: during.match(/Cpus_allowed_list:\\s*(\\S+)/)[1] });
+          parentPort.postMessage({ helpers: pin.helpers, during });
         });`;
-      const w = new Worker(boot, { eval: true, workerData: { cpu: first } });
+      const w = new Worker(boot, { eval: true, workerData: { cpu: first, other: other.tid } });
       const seen = await new Promise<{ helpers: string; during: string }>((res, rej) => {
         w.once('message', res);
         w.once('error', rej);

@@ -25,11 +25,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { createRequire } from 'node:module';
 import { isAbsolute, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../paths';
-import { builtEntry } from './dist';
+import { builtEntry, tsxLoaderUrl } from './dist';
 import { waitPortFree } from './port';
 import { signalGroup, waitGroupGone } from './process-group';
 
@@ -90,11 +88,6 @@ function installExitHook(): void {
   process.on('exit', () => {
     for (const pgid of live) signalGroup(pgid, 'SIGKILL');
   });
-}
-
-/** The absolute `file:` URL of tsx's ESM loader inside this package's node_modules. */
-export function tsxLoaderUrl(root = packageRoot()): string {
-  return pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
 }
 
 function collectLines(proc: ChildProcess, file: WriteStream | undefined, onLine: (l: string) => void): string[] {

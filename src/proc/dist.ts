@@ -4,10 +4,13 @@
  * it is fresh: `dist/.stamp` holds the build's start time, and no file under `src/` may be newer.
  * Editing `src/` therefore never runs stale code: the entry runs from its sources through tsx again
  * until `npm run build`. `LOADLAB_NO_DIST=1` always uses the sources. bin/loadlab.js holds the same
- * rule in plain JavaScript (it must run before any TypeScript can).
+ * rule in plain JavaScript (it must run before any TypeScript can). The sources run through tsx: a
+ * process with its loader (`tsxLoaderUrl`), a worker thread with its API (`tsxImportExpr`).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, relative, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../paths';
 
 /** The first file under `dir` modified after `sinceMs` (ms since the epoch), or undefined. */
@@ -62,3 +65,18 @@ export function builtEntry(entry: string, root = packageRoot()): string | undefi
 }
 
 let said = false;
+
+/** The absolute `file:` URL of tsx's ESM loader inside this package's node_modules. */
+export function tsxLoaderUrl(root = packageRoot()): string {
+  return pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
+}
+
+/**
+ * A JavaScript expression, for a worker thread's eval'd source, that registers tsx's ESM API in that thread and
+ * imports the TypeScript file `entry` (absolute), giving its module namespace. Node 20 does not apply `--import tsx`
+ * hooks to a worker's own entry, so a worker of the sources starts with this.
+ */
+export function tsxImportExpr(entry: string, root = packageRoot()): string {
+  const api = pathToFileURL(join(dirname(new URL(tsxLoaderUrl(root)).pathname), 'esm', 'api', 'index.mjs')).href;
+  return `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(entry).href)}); })`;
+}

@@ -9,12 +9,10 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { packageRoot } from '../paths';
-import { tsxLoaderUrl } from '../proc/child';
-import { builtEntry } from '../proc/dist';
+import { builtEntry, tsxImportExpr } from '../proc/dist';
 import type { WorkerReport } from './worker-health';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol';
 import { splitEvenly } from './worker-split';
@@ -37,9 +35,7 @@ export function startWorker(init: WorkerInit): Worker {
   const entry = join(root, 'src', 'runner', 'worker-main.ts');
   const built = builtEntry(entry, root);
   if (built) return new Worker(built, { workerData: init });
-  const api = pathToFileURL(join(dirname(new URL(tsxLoaderUrl(root)).pathname), 'esm', 'api', 'index.mjs')).href;
-  const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(entry).href)}); });`;
-  return new Worker(boot, { eval: true, workerData: init });
+  return new Worker(`${tsxImportExpr(entry, root)};`, { eval: true, workerData: init });
 }
 
 /** One worker's end of its measured load. */
