@@ -22,15 +22,8 @@
 import { loadavg } from 'node:os';
 import { spawnNullServer, type NullServerChild } from '../src/calibrate/null-server';
 import { dist, getJson, loadLine, machine, round, type BenchOptions, type BenchResult, type Dist } from './common';
-import {
-  aiohttpMissing,
-  aiohttpReader,
-  bareReader,
-  oursReader,
-  undiciReader,
-  type PassSpec,
-  type ReaderPass,
-} from './yard-readers';
+import { aiohttpMissing, aiohttpReader } from './aiohttp-reader';
+import { bareReader, onreadReader, oursReader, undiciReader, type PassSpec, type ReaderPass } from './yard-readers';
 import { splitCores } from './cpu-split';
 import { cliCpuMs, type FixedCosts, fixedCosts, fixedLine, loadlabRunReader } from './whole-process';
 import { judgeRounds, judgementText } from './verdict';
@@ -38,7 +31,14 @@ import { judgeRounds, judgementText } from './verdict';
 const FULL = { streams: 128, tokens: 600, gapMs: 10, rounds: 5 };
 const QUICK = { streams: 32, tokens: 100, gapMs: 10, rounds: 1 };
 
-const READERS = { bare: bareReader, undici: undiciReader, ours: oursReader, aiohttp: aiohttpReader, run: loadlabRunReader };
+const READERS = {
+  bare: bareReader,
+  onread: onreadReader,
+  undici: undiciReader,
+  ours: oursReader,
+  aiohttp: aiohttpReader,
+  run: loadlabRunReader,
+};
 type ReaderName = keyof typeof READERS;
 
 /** One reader's figures in one round. */

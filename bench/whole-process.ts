@@ -13,7 +13,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromRoot } from '../src/paths';
 import { round } from './common';
-import { gaps, PYTHON, type PassSpec, type ReaderPass } from './yard-readers';
+import { PYTHON } from './aiohttp-reader';
+import { gaps, type PassSpec, type ReaderPass } from './yard-readers';
 
 /** What the kernel says one whole child process cost. */
 export interface ChildCpu {

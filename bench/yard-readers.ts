@@ -2,21 +2,19 @@
  * The four readers of the client yardstick (bench/client-yardstick.ts), each reading C streams of
  * the null server (src/calibrate/null-server.ts) at once and returning its arrival stamps:
  * - `bare`: raw `net` sockets that only stamp and count `'data'` callbacks (the floor);
+ * - `onread`: the same with Node's `onread` option, the read LoadLab's lean pool uses;
  * - `undici`: an undici Pool with a handler that only stamps `onResponseData`;
  * - `ours`: LoadLab's client (`createClient().send`: stamp, SSE, JSON, record);
- * - `aiohttp`: bench/aiohttp_reader.py, timed like vLLM's benchmark, in its own Python process;
+ * - `aiohttp`: bench/aiohttp_reader.py, timed like vLLM's benchmark, in its own Python process (./aiohttp-reader.ts);
  * - `run`: one whole `loadlab run` process (bench/whole-process.ts), start-up included.
  * Every reader opens its connections first (one tiny request each), so connects are not timed.
  * CPU is this process's `process.cpuUsage()` over the timed pass (Python: `resource.getrusage`).
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
 import { createClient } from '../src/client/client';
 import { NULL_SERVER_MODEL } from '../src/calibrate/null-server';
-import { fromRoot } from '../src/paths';
 
 /** What one reader measured in one pass. */
 export interface ReaderPass {
@@ -138,6 +136,50 @@ export async function bareReader(p: PassSpec): Promise<ReaderPass> {
   });
 }
 
+/**
+ * The floor with Node's `onread` (the read primitive of LoadLab's lean pool, src/client/h1-conn.ts): as `bare`,
+ * but each read lands in one reused buffer and calls back directly, with no `Buffer` per read and no `'data'`
+ * event. The issue's floor is `bare`; this one says how much of our margin over it is the cheaper read itself.
+ */
+export async function onreadReader(p: PassSpec): Promise<ReaderPass> {
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  const stamps = Array.from({ length: p.streams }, () => [] as number[]);
+  const socks = await Promise.all(
+    stamps.map(
+      (mine) =>
+        new Promise<Socket>((resolve, reject) => {
+          const callback = () => {
+            mine.push(performance.now());
+            return true;
+          };
+          const s: Socket = connect({ port: p.port, host: '127.0.0.1', noDelay: true, onread: { buffer, callback } }, () =>
+            resolve(s),
+          );
+          s.once('error', reject);
+        }),
+    ),
+  );
+  return timed(async () => {
+    let ok = 0;
+    await Promise.all(
+      socks.map(
+        (s, i) =>
+          new Promise<void>((resolve) => {
+            s.on('end', () => {
+              ok++;
+              stamps[i].shift(); // the headers' read
+              resolve();
+            });
+            s.on('error', () => resolve());
+            s.write(request(p, `${p.prefix}-${i}`, p.tokens, p.gapMs, true));
+          }),
+      ),
+    );
+    for (const s of socks) s.destroy();
+    return { stamps, ok };
+  });
+}
+
 function undiciOne(pool: Pool, _p: PassSpec, id: string, tokens: number, gapMs: number, stamps: number[]): Promise<boolean> {
   return new Promise((resolve) => {
     const handler: Dispatcher.DispatchHandler = {
@@ -197,56 +239,4 @@ export async function oursReader(p: PassSpec): Promise<ReaderPass> {
   } finally {
     await client.close();
   }
-}
-
-/** Debian's Python with aiohttp (pyenv's `python3` on PATH lacks it). */
-export const PYTHON = '/usr/bin/python3';
-
-/** Why the aiohttp reader cannot run here, or undefined when it can. */
-export async function aiohttpMissing(): Promise<string | undefined> {
-  if (!existsSync(PYTHON)) return `${PYTHON} not found`;
-  const code = await new Promise<number | null>((resolve) => {
-    const c = spawn(PYTHON, ['-c', 'import aiohttp'], { stdio: 'ignore' });
-    c.on('exit', resolve);
-    c.on('error', () => resolve(-1));
-  });
-  return code === 0 ? undefined : `${PYTHON} has no aiohttp (apt-get install python3-aiohttp)`;
-}
-
-/** The reference: bench/aiohttp_reader.py in its own process; CPU from its `getrusage`. */
-export async function aiohttpReader(p: PassSpec): Promise<ReaderPass> {
-  const cfg = {
-    base_url: p.baseUrl,
-    model: NULL_SERVER_MODEL,
-    streams: p.streams,
-    tokens: p.tokens,
-    gap_ms: p.gapMs,
-    prefix: p.prefix,
-  };
-  const child = spawn(PYTHON, [fromRoot('bench', 'aiohttp_reader.py'), JSON.stringify(cfg)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr.on('data', (b: Buffer) => (err += b.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`aiohttp reader exited with ${code}: ${err.slice(-600)}`);
-  const r = JSON.parse(out) as {
-    cpu_s: number;
-    sys_s: number;
-    wall_s: number;
-    itl_ms: number[];
-    ok: number;
-    process_cpu_s: number;
-  };
-  return {
-    cpuMs: r.cpu_s * 1000,
-    systemMs: r.sys_s * 1000,
-    wallMs: r.wall_s * 1000,
-    itlMs: r.itl_ms,
-    loopDelayP99Ms: NaN,
-    ok: r.ok,
-    processCpuMs: r.process_cpu_s * 1000,
-  };
 }

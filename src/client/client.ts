@@ -1,8 +1,10 @@
 /**
- * The streaming client: options checked once, one undici Pool sized to the concurrency with
- * keep-alive, and `send()` that turns each request into a {@link RequestRecord}.
+ * The streaming client: options checked once, one keep-alive connection pool sized to the concurrency
+ * (the lean one of ./h1-pool.ts for `http:`, undici's for `https:`), and `send()` that turns each request
+ * into a {@link RequestRecord}.
  */
 
+import { H1Pool, type StreamDispatcher } from './h1-pool';
 import { Pool } from './undici';
 import type { RequestRecord, RequestSpec } from '../types';
 import { buildHeaders, buildRequestBody, endpointPath, makeRequestIdPrefix } from './body';
@@ -23,7 +25,7 @@ export interface ClientOptions {
    * Only ever sent in the `authorization` header: never stored in a record or a message.
    */
   apiKey?: string;
-  /** Most simultaneous connections (undici Pool); give it the run's concurrency. Default 64. */
+  /** Most simultaneous connections of the pool; give it the run's concurrency. Default 64. */
   connections?: number;
   /** Whole-request timeout, ms. Default 600_000 (10 min). */
   timeoutMs?: number;
@@ -66,7 +68,7 @@ export interface SendContext {
 export interface Client {
   /**
    * Send one streamed request. Never rejects: failures are records with `ok: false` and
-   * `error.code`. `startMs` is stamped when undici writes the request to a connected socket, so
+   * `error.code`. `startMs` is stamped right before the request is written to a connected socket, so
    * waiting for a free connection or connecting counts in `queueMs`, not in TTFT.
    */
   send(spec: RequestSpec, ctx: SendContext): Promise<RequestRecord>;
@@ -156,7 +158,7 @@ function checkClientOptions(opts: ClientOptions): ClientSettings {
 /** Send one request on `pool` (a record for every outcome; a spec that cannot be sent is a 4xx record). */
 async function sendOne(
   cfg: ClientSettings,
-  pool: Pool,
+  pool: StreamDispatcher,
   idPrefix: string,
   closed: boolean,
   spec: RequestSpec,
@@ -205,14 +207,22 @@ async function sendOne(
 }
 
 /**
+ * The dispatcher for generation requests: the lean pool (./h1-pool.ts) for `http:`, undici's `Pool` for `https:`
+ * or with `LOADLAB_HTTP_CLIENT=undici`. Our own timeouts replace undici's header/body timeouts (0 = off).
+ */
+function streamPool(origin: string, connections: number): StreamDispatcher {
+  if (origin.startsWith('http:') && process.env.LOADLAB_HTTP_CLIENT !== 'undici') return new H1Pool(origin, { connections });
+  return new Pool(origin, { connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+}
+
+/**
  * Create a streaming client. Checks the options at once and throws a TypeError naming the fix,
  * e.g. `baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got 'foo'`.
  */
 export function createClient(opts: ClientOptions): Client {
   const cfg = checkClientOptions(opts);
   const { now, secret } = cfg;
-  // Our own timeouts replace undici's header/body timeouts (0 = off).
-  const pool = new Pool(cfg.origin, { connections: cfg.connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+  const pool = streamPool(cfg.origin, cfg.connections);
   const idPrefix = makeRequestIdPrefix();
   let closed = false;
 

@@ -1,9 +1,10 @@
 /**
- * One streamed request over undici: send, stamp bytes as they arrive, feed the pure
- * {@link StreamTimer}, enforce the two timeouts, and always resolve with a record.
+ * One streamed request: send, stamp bytes as they arrive, feed the pure {@link StreamTimer},
+ * enforce the two timeouts, and always resolve with a record.
  *
- * It uses undici's low-level `dispatch()` with a handler, not `request()`, for two stamps:
- * - `startMs` in `onRequestStart`, which undici calls right before it writes the request to a
+ * It speaks undici's low-level `dispatch()` with a handler, to the lean pool (./h1-pool.ts) or to
+ * undici's `Pool`, for two stamps:
+ * - `startMs` in `onRequestStart`, which either pool calls right before it writes the request to a
  *   connected socket. Waiting for a free connection, connecting, and undici's idle-socket check
  *   (one event-loop turn on a reused keep-alive socket) happen before it, so they show up in
  *   `queueMs`, not in TTFT. A request that never reached a socket keeps the time of the call.
@@ -16,12 +17,13 @@
  *
  * Cleanup: every exit path either reads the response to its end or aborts it, clears the timer
  * and removes the caller's abort listener. After `[DONE]` the record is final (`endMs` is the
- * `[DONE]` stamp) and the promise resolves once the response has ended and undici has freed the
+ * `[DONE]` stamp) and the promise resolves once the response has ended and the pool has freed the
  * connection (at most {@link DRAIN_GRACE_MS} later), so the caller's next request reuses it.
  */
 
 import type { Dispatcher } from 'undici';
 import type { Api, ErrorCode, RequestRecord } from '../types';
+import type { StreamDispatcher } from './h1-pool';
 import { classifyNetworkError, describeHttpError, httpErrorCode, redact } from './errors';
 import type { ArrivalClock } from './chunk-stamp';
 import { StreamTimer, type RecordMeta } from './timing';
@@ -33,8 +35,8 @@ export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /** Everything {@link streamRequest} needs; the client fills it in. */
 export interface StreamRequestInput {
-  /** A Pool (or Agent) for `origin`, sized to the concurrency. */
-  dispatcher: Dispatcher;
+  /** A pool for `origin`, sized to the concurrency: the lean one (./h1-pool.ts) or undici's. */
+  dispatcher: StreamDispatcher;
   /** `http://host:port`, named in connection error messages. */
   origin: string;
   /** Request path, e.g. `/v1/chat/completions`. */
@@ -64,7 +66,7 @@ export interface StreamRequestInput {
   onText?: (text: string) => void;
 }
 
-/** Reason given to undici when we cancel a request ourselves (never surfaces in a record). */
+/** Reason given to the pool when we cancel a request ourselves (never surfaces in a record). */
 class Cancelled extends Error {}
 
 /** Send one streamed request. Never rejects: failures are records with `ok: false`. */
@@ -78,7 +80,7 @@ class StreamingRequest {
   private readonly textParts: string[] | undefined;
   private controller: Dispatcher.DispatchController | undefined;
   private responded = false; // headers arrived
-  private completed = false; // undici finished the request (end or error)
+  private completed = false; // the pool finished the request (end or error)
   private settled = false;
   private draining = false;
   private errorStatus = 0; // non-2xx: collecting the error body
@@ -139,7 +141,7 @@ class StreamingRequest {
     this.clearTimer();
     const err = timer.error;
     if (err !== undefined) err.message = redact(err.message, this.input.secret); // server text may echo the key
-    // Not finished by undici: abort it (frees the connection; a queued request is aborted
+    // Not finished by the pool: abort it (frees the connection; a queued request is aborted
     // in onRequestStart, before anything is written).
     if (!this.completed && this.controller !== undefined) this.controller.abort(new Cancelled('cancelled by loadlab'));
     if (this.textParts) this.input.onText?.(this.textParts.join(''));
@@ -147,10 +149,9 @@ class StreamingRequest {
   }
 
   /**
-   * The response ended. Right after this callback undici schedules the setImmediate that frees
-   * the connection for the next request; resolve after it (a microtask runs once undici's
-   * callback returns, and queues behind it), so a caller that sends at once reuses this
-   * connection instead of opening another or waiting in the pool.
+   * The response ended. Right after this callback undici schedules the setImmediate that frees the
+   * connection (the lean pool frees it before); resolve after it (a microtask runs once undici's callback
+   * returns, and queues behind it), so a caller that sends at once reuses the connection.
    */
   private afterEnd(fn: () => void): void {
     this.clearTimer();
@@ -182,7 +183,7 @@ class StreamingRequest {
     return describeHttpError(this.errorStatus, Buffer.concat(this.errorParts).toString('utf8'));
   }
 
-  /** undici's callbacks, each stamping the clock first. */
+  /** The pool's callbacks (undici's handler API), each stamping the clock first. */
   private handler(): Dispatcher.DispatchHandler {
     return {
       onRequestStart: (c) => {
@@ -221,7 +222,7 @@ class StreamingRequest {
     this.lastByteMs = t;
     if (this.settled || this.draining) return;
     if (this.errorStatus !== 0) {
-      if (this.errorBytes < MAX_ERROR_BODY_BYTES) this.errorParts.push(chunk);
+      if (this.errorBytes < MAX_ERROR_BODY_BYTES) this.errorParts.push(Buffer.from(chunk)); // the lean pool reuses its buffer
       this.errorBytes += chunk.length;
       if (this.errorBytes >= MAX_ERROR_BODY_BYTES) this.settle(httpErrorCode(this.errorStatus), this.errorMessage(), t);
       return;
