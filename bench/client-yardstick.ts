@@ -201,7 +201,7 @@ function targets(rows: YardRow[]): BenchResult['targets'] {
       target: 'client CPU per token event ≤ 1.2× the bare net reader (same round)',
       measured: `${judgementText(ratio, 1.2, '×')}; rounds ${of('ours')
         .map((r) => r.ratioToBare)
-        .join(', ')} [load ${at}]`,
+        .join(', ')}; against the onread floor (the read the client uses): ${onreadRatios(rows)} [load ${at}]`,
       met: ratio.verdict === 'met',
       verdict: ratio.verdict,
     },
@@ -218,6 +218,16 @@ function targets(rows: YardRow[]): BenchResult['targets'] {
       verdict: loop.verdict,
     },
   ];
+}
+
+/** Ours over the `onread` reader of the same round, the median and the rounds. */
+function onreadRatios(rows: YardRow[]): string {
+  const xs: number[] = [];
+  for (const r of rows.filter((x) => x.reader === 'ours')) {
+    const o = rows.find((x) => x.reader === 'onread' && x.round === r.round);
+    if (o) xs.push(round(r.cpuUsPerEvent / o.cpuUsPerEvent, 2));
+  }
+  return xs.length === 0 ? 'not measured' : `median ${median(xs)}× (rounds ${xs.join(', ')})`;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 
 import { H1Pool, type StreamDispatcher } from './h1-pool';
-import { Pool } from './undici';
+import { lazyUndiciPool } from './undici-pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { buildHeaders, buildRequestBody, endpointPath, makeRequestIdPrefix } from './body';
 import { redact } from './errors';
@@ -208,11 +208,11 @@ async function sendOne(
 
 /**
  * The dispatcher for generation requests: the lean pool (./h1-pool.ts) for `http:`, undici's `Pool` for `https:`
- * or with `LOADLAB_HTTP_CLIENT=undici`. Our own timeouts replace undici's header/body timeouts (0 = off).
+ * or with `LOADLAB_HTTP_CLIENT=undici` (./undici-pool.ts, loaded then).
  */
 function streamPool(origin: string, connections: number): StreamDispatcher {
   if (origin.startsWith('http:') && process.env.LOADLAB_HTTP_CLIENT !== 'undici') return new H1Pool(origin, { connections });
-  return new Pool(origin, { connections, pipelining: 1, headersTimeout: 0, bodyTimeout: 0 });
+  return lazyUndiciPool(origin, connections);
 }
 
 /**

@@ -10,9 +10,10 @@
  *
  * Like undici's `Pool` with `pipelining: 1`: at most `connections` sockets, one request each at a time,
  * kept alive between requests and reused, requests beyond that queued in order. An idle socket older
- * than {@link KEEP_ALIVE_MS} is closed rather than reused (undici's default `keepAliveTimeout`; vLLM's
- * uvicorn closes idle connections after 5 s, `VLLM_HTTP_TIMEOUT_KEEP_ALIVE` in vllm/envs.py), so a request
- * is never written to a socket the server is closing. Requests are never retried.
+ * than {@link KEEP_ALIVE_MS} is closed rather than reused (undici's default `keepAliveTimeout`). vLLM's
+ * server closes idle connections after 5 s: uvicorn's `timeout_keep_alive` is `VLLM_HTTP_TIMEOUT_KEEP_ALIVE`
+ * (vllm/entrypoints/openai/api_server.py), default 5 (vllm/envs.py). So a request is not written to a
+ * socket the server is about to close. Requests are never retried.
  * `LOADLAB_HTTP_CLIENT=undici` makes the client use undici's `Pool` for `http:` too.
  */
 import type { Dispatcher } from 'undici';

@@ -4,7 +4,6 @@
  * timeout timer is always cleared, so nothing lingers after the call settles.
  */
 import type { Dispatcher } from 'undici';
-import { request } from './undici';
 import { serverRoot, targetHeaders } from './url';
 
 /** Re-exported from `src/client/url.ts`, its one home (older imports use this path). */
@@ -49,6 +48,9 @@ export async function httpGet(url: string, opts: GetOptions = {}): Promise<GetRe
   }, timeoutMs);
   try {
     const headers = targetHeaders({ apiKey: opts.apiKey, headers: opts.headers });
+    // undici loads at the first GET, not with this module: a worker thread that imports it and never calls it
+    // (a run's health check) is spared about 50 ms of CPU (bench/README.md §23).
+    const { request } = await import('./undici');
     const res = await request(url, { method: 'GET', headers, signal: ac.signal, dispatcher: opts.dispatcher });
     const text = await res.body.text();
     return { status: res.statusCode, headers: res.headers, text };
