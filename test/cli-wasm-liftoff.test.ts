@@ -1,6 +1,8 @@
 // src/client/undici.ts keeps undici's llhttp parser (WebAssembly) on V8's baseline compiler: V8's TurboFan recompile of
 // it costs 85–164 ms of CPU in every process and every worker thread (bench/README.md §13). V8's own trace says which
-// compiler ran; a run with two worker threads covers the main thread's probes and each worker's connections.
+// compiler ran; a run with two worker threads covers the main thread's probes and each worker's connections. Against an
+// http: target LoadLab does not load undici at all (the lean pool, src/client/h1-pool.ts; bench/README.md §23), so
+// the trace shows no WebAssembly; LOADLAB_HTTP_CLIENT=undici brings undici back, as an https: target does.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,11 +40,14 @@ describe('loadlab compiles llhttp with Liftoff only', () => {
   it('runs the parser without a TurboFan compile in any thread; LOADLAB_WASM_TURBOFAN=1 leaves V8 its default', {
     timeout: 60_000,
   }, async () => {
-    const ours = await tracedRun('liftoff', {});
+    const lean = await tracedRun('lean', {});
+    expect(lean.code, lean.stderr.slice(-800)).toBe(0);
+    expect(lean.stderr).not.toMatch(/using (Liftoff|TurboFan)/); // no undici, so no llhttp, in any thread
+    const ours = await tracedRun('liftoff', { LOADLAB_HTTP_CLIENT: 'undici' });
     expect(ours.code, ours.stderr.slice(-800)).toBe(0);
     expect(ours.stderr).toMatch(/using Liftoff/);
     expect(ours.stderr).not.toMatch(/using TurboFan/);
-    const v8default = await tracedRun('default', { LOADLAB_WASM_TURBOFAN: '1' });
+    const v8default = await tracedRun('default', { LOADLAB_HTTP_CLIENT: 'undici', LOADLAB_WASM_TURBOFAN: '1' });
     expect(v8default.code, v8default.stderr.slice(-800)).toBe(0);
     expect(v8default.stderr).toMatch(/using Liftoff/); // the same parser ran; whether V8 tiers it up is V8's call
   });

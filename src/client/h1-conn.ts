@@ -159,7 +159,7 @@ export class H1Conn {
   }
 
   /** Fail the request in flight (if any) with `err`, and close. */
-  private fail(err: Error): void {
+  fail(err: Error): void {
     const ex = this.ex;
     this.ex = undefined;
     this.ended = undefined;

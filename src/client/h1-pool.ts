@@ -30,13 +30,17 @@ export interface StreamDispatchOptions {
   path: string;
   method: string;
   headers: Record<string, string>;
-  body: string;
+  /** Sent with its `content-length`; none for a GET without one. */
+  body?: string;
 }
 
 /** The dispatcher ./request.ts needs: undici's `Pool` or an {@link H1Pool}. */
 export interface StreamDispatcher {
   dispatch(opts: StreamDispatchOptions, handler: Dispatcher.DispatchHandler): boolean;
+  /** Finish what was dispatched, then close. */
   close(): Promise<void>;
+  /** Fail what was dispatched and close now. */
+  destroy(): Promise<void>;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -55,6 +59,7 @@ function wireOf(host: string, o: StreamDispatchOptions): string {
     if (lk === 'host' || lk === 'content-length' || lk === 'transfer-encoding' || lk === 'connection') continue;
     head += `${k}: ${v}\r\n`;
   }
+  if (o.body === undefined) return o.method === 'GET' || o.method === 'HEAD' ? `${head}\r\n` : `${head}content-length: 0\r\n\r\n`;
   return `${head}content-length: ${Buffer.byteLength(o.body)}\r\n\r\n${o.body}`;
 }
 
@@ -120,6 +125,13 @@ export class H1Pool implements StreamDispatcher, ConnOwner {
     this.closed = true;
     if (this.busy()) await new Promise<void>((resolve) => (this.onDrained = resolve));
     for (const c of [...this.conns]) c.destroy();
+  }
+
+  async destroy(): Promise<void> {
+    this.closed = true;
+    const err = socketError('the pool was destroyed', 'UND_ERR_DESTROYED');
+    for (const ex of this.queue.splice(0)) ex.handler.onResponseError?.(ex, err);
+    for (const c of [...this.conns]) c.fail(err);
   }
 
   idle(c: H1Conn): void {

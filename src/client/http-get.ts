@@ -1,9 +1,10 @@
 /**
  * One small GET with a hard timeout, for the server-side probes (`/metrics`, `/health`,
- * `/version`, `/v1/models`). Uses undici; the body is always read or destroyed, and the
- * timeout timer is always cleared, so nothing lingers after the call settles.
+ * `/version`, `/v1/models`), through ./fetch-text.ts (the lean pool for `http:`); the body is always read or the
+ * request aborted, and the timeout timer is always cleared, so nothing lingers after the call settles.
  */
-import type { Dispatcher } from 'undici';
+import { fetchText } from './fetch-text';
+import type { StreamDispatcher } from './h1-pool';
 import { serverRoot, targetHeaders } from './url';
 
 /** Re-exported from `src/client/url.ts`, its one home (older imports use this path). */
@@ -27,8 +28,8 @@ export interface GetOptions {
   headers?: Record<string, string>;
   /** Aborts the request early (e.g. a sampler being stopped). */
   signal?: AbortSignal;
-  /** undici dispatcher (a dedicated Pool); default the global one. */
-  dispatcher?: Dispatcher;
+  /** A dedicated dispatcher for the URL's origin (`dispatcherFor` of ./fetch-text.ts); default one shared per origin. */
+  dispatcher?: StreamDispatcher;
 }
 
 /**
@@ -48,12 +49,7 @@ export async function httpGet(url: string, opts: GetOptions = {}): Promise<GetRe
   }, timeoutMs);
   try {
     const headers = targetHeaders({ apiKey: opts.apiKey, headers: opts.headers });
-    // undici loads at the first GET, not with this module: a worker thread that imports it and never calls it
-    // (a run's health check) is spared about 50 ms of CPU (bench/README.md §23).
-    const { request } = await import('./undici');
-    const res = await request(url, { method: 'GET', headers, signal: ac.signal, dispatcher: opts.dispatcher });
-    const text = await res.body.text();
-    return { status: res.statusCode, headers: res.headers, text };
+    return await fetchText(url, { headers, signal: ac.signal, dispatcher: opts.dispatcher });
   } catch (err) {
     if (timedOut) throw new Error(`GET ${url} timed out after ${timeoutMs} ms`);
     if (opts.signal?.aborted) throw new Error(`GET ${url} was aborted`);

@@ -25,5 +25,8 @@ export function lazyUndiciPool(origin: string, connections: number): StreamDispa
     async close(): Promise<void> {
       if (pool) await (await pool).close();
     },
+    async destroy(): Promise<void> {
+      if (pool) await (await pool).destroy();
+    },
   };
 }

@@ -1,10 +1,10 @@
 /// <reference path="./undici-lib.d.ts" />
 /**
- * The parts of undici LoadLab uses, `Pool` and the request API, loaded without undici's index.
+ * The part of undici LoadLab uses, `Pool`, loaded without undici's index (and only for `https:` targets or with
+ * `LOADLAB_HTTP_CLIENT=undici`: ./undici-pool.ts).
  * The index evaluates every API undici offers (fetch, WebSocket, cookies, mocks, caches,
  * interceptors) for about 48 ms of CPU at every start of `loadlab run` and of each worker thread,
- * and LoadLab calls none of them. These are the same classes: the request API goes onto the
- * Dispatcher prototype as the index puts it there (`Object.assign(Dispatcher.prototype, api)`).
+ * and LoadLab calls none of them. LoadLab uses only the pool's `dispatch`, so not even the request API is loaded.
  *
  * undici parses HTTP with llhttp compiled to WebAssembly, at the first connection of each thread. V8 compiles it
  * with Liftoff, its baseline compiler, then, within the first request, recompiles the parser's 33 KB state machine
@@ -16,28 +16,11 @@
  * LOADLAB_WASM_TURBOFAN=1 keeps V8's default.
  */
 import { setFlagsFromString } from 'node:v8';
-import type { Dispatcher as DispatcherType, Pool as PoolType } from 'undici';
-import api from 'undici/lib/api';
-import Dispatcher from 'undici/lib/dispatcher/dispatcher';
+import type { Pool as PoolType } from 'undici';
 import PoolClass from 'undici/lib/dispatcher/pool';
-import { getGlobalDispatcher } from 'undici/lib/global';
 
-Object.assign(Dispatcher.prototype, api);
 if (process.env.LOADLAB_WASM_TURBOFAN !== '1') setFlagsFromString('--liftoff-only');
 
 /** undici's `Pool`. */
 export const Pool = PoolClass;
 export type Pool = PoolType;
-
-/** Options of {@link request}: undici's request options without `origin` and `path` (taken from the URL). */
-export type RequestOptions = Omit<DispatcherType.RequestOptions, 'origin' | 'path'> & {
-  /** Default: undici's global dispatcher, as undici's own `request(url)`. */
-  dispatcher?: DispatcherType;
-};
-
-/** undici's `request(url, opts)`: the same call on `opts.dispatcher` or the global dispatcher. */
-export function request(url: string, opts: RequestOptions): Promise<DispatcherType.ResponseData> {
-  const u = new URL(url);
-  const { dispatcher = getGlobalDispatcher(), ...rest } = opts;
-  return dispatcher.request({ ...rest, origin: u.origin, path: `${u.pathname}${u.search}` });
-}

@@ -13,7 +13,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Pool } from '../client/undici';
+import { dispatcherFor } from '../client/fetch-text';
 import { openLineAppender, type LineAppender } from '../run/atomic';
 import type { MetricsSample } from '../types';
 import { seededRng } from '../rng';
@@ -134,7 +134,7 @@ function openSampleLog(options: MetricsSamplerOptions) {
  */
 export function startMetricsSampler(options: MetricsSamplerOptions): MetricsSampler {
   const { nextGapMs, now, timeoutMs, root, url } = resolveSamplerOptions(options);
-  const pool = new Pool(new URL(root).origin, { connections: 1 });
+  const pool = dispatcherFor(new URL(root).origin, 1);
   const log = openSampleLog(options);
 
   let stopped = false;

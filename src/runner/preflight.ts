@@ -6,7 +6,7 @@
  * template is included) and checked against `max_model_len` from `/v1/models`.
  * A server without `/tokenize` is not checked (the caller notes that); nothing here sends load.
  */
-import { request } from '../client/undici';
+import { fetchText } from '../client/fetch-text';
 import { resolveApiKey, type TargetAuth, targetHeaders } from '../client/url';
 import type { RequestSpec } from '../types';
 
@@ -42,16 +42,15 @@ async function countTokens(
   const body = chat
     ? { model, messages: spec.messages ?? [{ role: 'user', content: String(spec.prompt ?? '') }], add_generation_prompt: true }
     : { model, prompt: spec.prompt ?? '' };
-  const res = await request(`${rootUrl}/tokenize`, {
+  const res = await fetchText(`${rootUrl}/tokenize`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...targetHeaders(auth) },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(10_000),
   });
-  const text = await res.body.text();
-  if (res.statusCode !== 200) return { status: res.statusCode };
-  const count = (JSON.parse(text) as { count?: unknown }).count;
-  return typeof count === 'number' ? count : { status: res.statusCode };
+  if (res.status !== 200) return { status: res.status };
+  const count = (JSON.parse(res.text) as { count?: unknown }).count;
+  return typeof count === 'number' ? count : { status: res.status };
 }
 
 /**

@@ -10,7 +10,7 @@
  * themselves ({@link judgeStampLag}); real vLLM has no send log, and its runs keep the loop's verdict.
  */
 import { pastBound, type StampLag } from '../client-stall';
-import { request } from '../client/undici';
+import { fetchText } from '../client/fetch-text';
 import { targetHeaders, type TargetAuth } from '../client/url';
 import { percentilesInPlace } from '../stats/select';
 import type { RequestRecord } from '../types';
@@ -64,15 +64,14 @@ const SEND_LOG_SLICE = 256;
 
 async function sendLogSlice(rootUrl: string, ids: string[], auth: TargetAuth): Promise<Record<string, number[]> | undefined> {
   try {
-    const res = await request(`${rootUrl}${SIM_SEND_LOG_PATH}`, {
+    const res = await fetchText(`${rootUrl}${SIM_SEND_LOG_PATH}`, {
       method: 'POST',
       headers: { ...targetHeaders(auth), 'content-type': 'application/json' },
       body: JSON.stringify({ request_ids: ids }),
       signal: AbortSignal.timeout(5_000),
     });
-    const text = await res.body.text();
-    if (res.statusCode !== 200) return undefined;
-    const body = JSON.parse(text) as { clock?: string; sends?: Record<string, number[]> };
+    if (res.status !== 200) return undefined;
+    const body = JSON.parse(res.text) as { clock?: string; sends?: Record<string, number[]> };
     return body.clock === SIM_SEND_LOG_CLOCK && body.sends ? body.sends : undefined;
   } catch {
     return undefined;
