@@ -110,8 +110,8 @@ export interface FixedCosts {
   nodeMs: number;
   /** One whole `loadlab run` of 1 request × 5 tokens: LoadLab's start-up, probes, files and exit. */
   oneRunMs: number;
-  /** The same with `LOADLAB_WASM_TURBOFAN=1`: V8's default, llhttp recompiled by TurboFan (src/client/undici.ts). */
-  oneRunTurbofanMs: number;
+  /** The same with `LOADLAB_HTTP_CLIENT=undici`: every request through undici, as to an `https:` target (bench/README.md §23). */
+  oneRunUndiciMs: number;
   /**
    * `node -e 0` with NODE_EXTRA_CA_CERTS unset, when this machine sets it: Node 20 then parses the whole bundle
    * at every start, before any JavaScript runs. Python's aiohttp is not charged for it.
@@ -129,13 +129,13 @@ async function nodeMs(reps: number, env: NodeJS.ProcessEnv): Promise<number> {
 /** Measure {@link FixedCosts} against the null server at `baseUrl` (5 or 10 bare Nodes, 6 one-request runs). */
 export async function fixedCosts(baseUrl: string, port: number): Promise<FixedCosts> {
   const one: number[] = [];
-  const turbo: number[] = [];
+  const undici: number[] = [];
   for (let i = 0; i < 3; i++) {
     const spec = { baseUrl, port, streams: 1, tokens: 5, gapMs: 1 };
     one.push((await loadlabRunReader({ ...spec, prefix: `fixed-${i}` })).cpuMs);
-    turbo.push((await loadlabRunReader({ ...spec, prefix: `fixed-tf-${i}` }, { LOADLAB_WASM_TURBOFAN: '1' })).cpuMs);
+    undici.push((await loadlabRunReader({ ...spec, prefix: `fixed-u-${i}` }, { LOADLAB_HTTP_CLIENT: 'undici' })).cpuMs);
   }
-  const out: FixedCosts = { nodeMs: await nodeMs(5, process.env), oneRunMs: median(one), oneRunTurbofanMs: median(turbo) };
+  const out: FixedCosts = { nodeMs: await nodeMs(5, process.env), oneRunMs: median(one), oneRunUndiciMs: median(undici) };
   if (process.env.NODE_EXTRA_CA_CERTS) {
     const { NODE_EXTRA_CA_CERTS: _, ...rest } = process.env;
     out.nodeWithoutCaMs = await nodeMs(5, rest);
@@ -143,7 +143,7 @@ export async function fixedCosts(baseUrl: string, port: number): Promise<FixedCo
   return out;
 }
 
-/** The fixed costs, with what this machine's NODE_EXTRA_CA_CERTS and V8's TurboFan for llhttp add. */
+/** The fixed costs, with what this machine's NODE_EXTRA_CA_CERTS and undici add. */
 export function fixedLine(f: FixedCosts): string {
   const ca =
     f.nodeWithoutCaMs === undefined
@@ -151,6 +151,6 @@ export function fixedLine(f: FixedCosts): string {
       : ` (${round(f.nodeWithoutCaMs, 1)} ms without NODE_EXTRA_CA_CERTS, which this machine sets: every Node process parses that bundle at start)`;
   return (
     `fixed cost of a whole process, CPU median: node -e 0 ${round(f.nodeMs, 1)} ms${ca}; a one-request loadlab run ` +
-    `${round(f.oneRunMs, 1)} ms (${round(f.oneRunTurbofanMs, 1)} ms with LOADLAB_WASM_TURBOFAN=1) [load ${round(loadavg()[0], 2)}]`
+    `${round(f.oneRunMs, 1)} ms (${round(f.oneRunUndiciMs, 1)} ms through undici, LOADLAB_HTTP_CLIENT=undici) [load ${round(loadavg()[0], 2)}]`
   );
 }
