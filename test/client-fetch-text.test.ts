@@ -14,7 +14,13 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
-      seen.push({ method: req.method, url: req.url, length: req.headers['content-length'], te: req.headers['transfer-encoding'], body });
+      seen.push({
+        method: req.method,
+        url: req.url,
+        length: req.headers['content-length'],
+        te: req.headers['transfer-encoding'],
+        body,
+      });
       if (req.url === '/hold') {
         release = () => res.end('held');
         return;
@@ -39,7 +45,11 @@ describe('fetchText', () => {
       const get = await fetchText(`${base}/metrics?x=1`);
       expect(get).toMatchObject({ status: 200, text: 'GET /metrics?x=1  你好' });
       expect(get.headers['x-answer']).toBe('42');
-      const post = await fetchText(`${base}/tokenize`, { method: 'POST', body: '{"a":"é"}', headers: { 'content-type': 'application/json' } });
+      const post = await fetchText(`${base}/tokenize`, {
+        method: 'POST',
+        body: '{"a":"é"}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(post.text).toBe('POST /tokenize {"a":"é"} 你好');
       expect(seen[0]).toMatchObject({ method: 'GET', length: undefined, te: undefined, body: '' });
       expect(seen[1]).toMatchObject({ method: 'POST', length: String(Buffer.byteLength('{"a":"é"}')), body: '{"a":"é"}' });
