@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient } from '../src/client';
 import { dispatcherFor, fetchText } from '../src/client/fetch-text';
 
 let server: Server;
@@ -79,5 +80,32 @@ describe('fetchText', () => {
     const port = (probe.address() as AddressInfo).port;
     await new Promise((r) => probe.close(r));
     await expect(fetchText(`http://127.0.0.1:${port}/health`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it("sends the caller's Host when given (a gateway routing by name), else the target's", async () => {
+    const hosts: Array<string | undefined> = [];
+    const srv = createServer((req, res) => {
+      hosts.push(req.headers.host);
+      res.end();
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/`;
+    await fetchText(url);
+    await fetchText(url, { headers: { Host: 'model-a.internal' } });
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+    expect(hosts).toEqual([new URL(url).host, 'model-a.internal']);
+  });
+
+  it('a LOADLAB_HTTP_CLIENT it does not know throws at once, naming the values', () => {
+    process.env.LOADLAB_HTTP_CLIENT = 'undicci';
+    try {
+      expect(() => createClient({ baseUrl: base, model: 'm' })).toThrow(
+        /LOADLAB_HTTP_CLIENT must be 'lean' \(the default\) or 'undici', got 'undicci'/,
+      );
+      expect(() => dispatcherFor(base, 1)).toThrow(TypeError);
+    } finally {
+      delete process.env.LOADLAB_HTTP_CLIENT;
+    }
   });
 });

@@ -4,8 +4,8 @@
  * into a {@link RequestRecord}.
  */
 
-import { H1Pool, type StreamDispatcher } from './h1-pool';
-import { lazyUndiciPool } from './undici-pool';
+import { dispatcherFor } from './fetch-text';
+import type { StreamDispatcher } from './h1-pool';
 import type { RequestRecord, RequestSpec } from '../types';
 import { buildHeaders, buildRequestBody, endpointPath, makeRequestIdPrefix } from './body';
 import { redact } from './errors';
@@ -207,22 +207,13 @@ async function sendOne(
 }
 
 /**
- * The dispatcher for generation requests: the lean pool (./h1-pool.ts) for `http:`, undici's `Pool` for `https:`
- * or with `LOADLAB_HTTP_CLIENT=undici` (./undici-pool.ts, loaded then).
- */
-function streamPool(origin: string, connections: number): StreamDispatcher {
-  if (origin.startsWith('http:') && process.env.LOADLAB_HTTP_CLIENT !== 'undici') return new H1Pool(origin, { connections });
-  return lazyUndiciPool(origin, connections);
-}
-
-/**
  * Create a streaming client. Checks the options at once and throws a TypeError naming the fix,
  * e.g. `baseUrl must be an http(s) URL such as http://127.0.0.1:8000, got 'foo'`.
  */
 export function createClient(opts: ClientOptions): Client {
   const cfg = checkClientOptions(opts);
   const { now, secret } = cfg;
-  const pool = streamPool(cfg.origin, cfg.connections);
+  const pool = dispatcherFor(cfg.origin, cfg.connections); // the lean pool for http:, undici's for https:
   const idPrefix = makeRequestIdPrefix();
   let closed = false;
 

@@ -31,9 +31,20 @@ export interface FetchTextOptions {
 /** Sockets per origin of the shared dispatchers (undici's global agent has no limit). */
 const SHARED_CONNECTIONS = 16;
 
-/** A dispatcher for `origin`: the lean pool for `http:`, else undici's (loaded at its first request). */
+/** `LOADLAB_HTTP_CLIENT`: `lean` (or unset) for the lean pool on `http:`, `undici` for undici everywhere. */
+function httpClientChoice(): 'lean' | 'undici' {
+  const v = process.env.LOADLAB_HTTP_CLIENT;
+  if (v === undefined || v === '' || v === 'lean') return 'lean';
+  if (v === 'undici') return 'undici';
+  throw new TypeError(`LOADLAB_HTTP_CLIENT must be 'lean' (the default) or 'undici', got '${v}'; unset it for the default`);
+}
+
+/**
+ * A dispatcher for `origin`: the lean pool for `http:`, else undici's (loaded at its first request).
+ * @throws TypeError when `LOADLAB_HTTP_CLIENT` is set to anything but `lean` or `undici`.
+ */
 export function dispatcherFor(origin: string, connections: number): StreamDispatcher {
-  if (origin.startsWith('http:') && process.env.LOADLAB_HTTP_CLIENT !== 'undici') return new H1Pool(origin, { connections });
+  if (origin.startsWith('http:') && httpClientChoice() === 'lean') return new H1Pool(origin, { connections });
   return lazyUndiciPool(origin, connections);
 }
 
@@ -41,7 +52,7 @@ const shared = new Map<string, StreamDispatcher>();
 
 /** The dispatcher shared by every probe to `origin` (keep-alive; idle sockets never keep the process alive). */
 function sharedFor(origin: string): StreamDispatcher {
-  const key = `${process.env.LOADLAB_HTTP_CLIENT === 'undici' ? 'undici ' : ''}${origin}`;
+  const key = `${httpClientChoice()} ${origin}`;
   let d = shared.get(key);
   if (d === undefined) shared.set(key, (d = dispatcherFor(origin, SHARED_CONNECTIONS)));
   return d;

@@ -51,14 +51,18 @@ function wireOf(host: string, o: StreamDispatchOptions): string {
   if (!o.path.startsWith('/') || BAD_VALUE.test(o.path) || o.path.includes(' ')) {
     throw socketError(`invalid request path ${JSON.stringify(o.path)}`, 'UND_ERR_INVALID_ARG');
   }
-  let head = `${o.method} ${o.path} HTTP/1.1\r\nhost: ${host}\r\n`;
+  let head = `${o.method} ${o.path} HTTP/1.1\r\n`;
+  let hostSet = false;
   for (const k of Object.keys(o.headers)) {
     const v = o.headers[k];
     if (!TOKEN.test(k) || BAD_VALUE.test(v)) throw socketError(`invalid header ${JSON.stringify(k)}`, 'UND_ERR_INVALID_ARG');
     const lk = k.toLowerCase();
-    if (lk === 'host' || lk === 'content-length' || lk === 'transfer-encoding' || lk === 'connection') continue;
+    // The framing is the pool's: one request per socket at a time, its length counted here.
+    if (lk === 'content-length' || lk === 'transfer-encoding' || lk === 'connection') continue;
+    hostSet ||= lk === 'host'; // a gateway that routes by Host gets the caller's (`--header host=…`), as undici sends it
     head += `${k}: ${v}\r\n`;
   }
+  if (!hostSet) head += `host: ${host}\r\n`;
   if (o.body === undefined) return o.method === 'GET' || o.method === 'HEAD' ? `${head}\r\n` : `${head}content-length: 0\r\n\r\n`;
   return `${head}content-length: ${Buffer.byteLength(o.body)}\r\n\r\n${o.body}`;
 }
