@@ -108,4 +108,16 @@ describe('fetchText', () => {
       delete process.env.LOADLAB_HTTP_CLIENT;
     }
   });
+
+  it.each(['lean', 'undici'])('%s: a header that would break the request rejects; nothing is left unhandled', async (kind) => {
+    if (kind === 'undici') process.env.LOADLAB_HTTP_CLIENT = 'undici';
+    try {
+      const d = dispatcherFor(base, 1);
+      await expect(fetchText(`${base}/x`, { dispatcher: d, headers: { a: 'b\r\nc: d' } })).rejects.toThrow(/invalid/i);
+      await d.close();
+      await expect(fetchText(`${base}/x`, { dispatcher: d })).rejects.toThrow(/closed|destroyed/i);
+    } finally {
+      delete process.env.LOADLAB_HTTP_CLIENT;
+    }
+  });
 });

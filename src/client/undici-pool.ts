@@ -16,10 +16,16 @@ export function lazyUndiciPool(origin: string, connections: number): StreamDispa
     ));
   return {
     dispatch(opts: StreamDispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-      load().then(
-        (p) => p.dispatch(opts, handler),
-        (err: Error) => handler.onResponseError?.(undefined as never, err), // no controller: it never started
-      );
+      // No controller for a request that never started; a throw (a closed pool, a bad header) must reach the handler,
+      // not become an unhandled rejection.
+      const fail = (err: unknown) => handler.onResponseError?.(undefined as never, err as Error);
+      load().then((p) => {
+        try {
+          p.dispatch(opts, handler);
+        } catch (err) {
+          fail(err);
+        }
+      }, fail);
       return true;
     },
     async close(): Promise<void> {
