@@ -10,7 +10,7 @@
  * Every reader opens its connections first (one tiny request each), so connects are not timed.
  * CPU is this process's `process.cpuUsage()` over the timed pass (Python: `resource.getrusage`).
  */
-import { connect, type Socket } from 'node:net';
+import { connect, type NetConnectOpts, type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool, type Dispatcher } from 'undici';
 import { createClient } from '../src/client/client';
@@ -93,78 +93,34 @@ function request(p: PassSpec, id: string, tokens: number, gapMs: number, close: 
   );
 }
 
-/** `n` raw sockets to 127.0.0.1:`port` (no Nagle), each connected. */
-export function openSockets(port: number, n: number): Promise<Socket[]> {
-  const one = () =>
+/** `n` raw sockets to 127.0.0.1:`port` (no Nagle), each connected; `extra(i)` adds to socket i's connect options. */
+export function openSockets(port: number, n: number, extra?: (i: number) => Partial<NetConnectOpts>): Promise<Socket[]> {
+  const one = (_: unknown, i: number) =>
     new Promise<Socket>((resolve, reject) => {
-      const s: Socket = connect({ port, host: '127.0.0.1', noDelay: true }, () => resolve(s));
+      const s: Socket = connect({ port, host: '127.0.0.1', noDelay: true, ...extra?.(i) }, () => resolve(s));
       s.once('error', reject);
     });
   return Promise.all(Array.from({ length: n }, one));
 }
 
 /**
- * The floor: C raw sockets, connected first; each sends its request with `connection: close` and
- * stamps every `'data'` callback until the server closes. Token events = callbacks after the one
- * with the headers (the tail's usage chunk and `[DONE]` may add a callback or two).
+ * The timed pass of the raw-socket readers: each socket sends its request with `connection: close` and is read
+ * until the server closes; `watch` (when given) attaches the reader's stamping first. Token events = stamps after
+ * the one with the headers (the tail's usage chunk and `[DONE]` may add a read or two).
  */
-export async function bareReader(p: PassSpec): Promise<ReaderPass> {
-  const socks = await openSockets(p.port, p.streams);
-  return timed(async () => {
-    const stamps = socks.map(() => [] as number[]);
-    let ok = 0;
-    await Promise.all(
-      socks.map(
-        (s, i) =>
-          new Promise<void>((resolve) => {
-            const mine = stamps[i];
-            s.on('data', () => {
-              mine.push(performance.now());
-            });
-            s.on('end', () => {
-              ok++;
-              mine.shift(); // the headers' callback
-              resolve();
-            });
-            s.on('error', () => resolve());
-            s.write(request(p, `${p.prefix}-${i}`, p.tokens, p.gapMs, true));
-          }),
-      ),
-    );
-    for (const s of socks) s.destroy();
-    return { stamps, ok };
-  });
-}
-
-/**
- * The floor with Node's `onread` (the read primitive of LoadLab's lean pool, src/client/h1-conn.ts): as `bare`,
- * but each read lands in one reused buffer and calls back directly, with no `Buffer` per read and no `'data'`
- * event. The issue's floor is `bare`; this one says how much of our margin over it is the cheaper read itself.
- */
-export async function onreadReader(p: PassSpec): Promise<ReaderPass> {
-  const buffer = Buffer.allocUnsafe(64 * 1024);
-  const stamps = Array.from({ length: p.streams }, () => [] as number[]);
-  const socks = await Promise.all(
-    stamps.map(
-      (mine) =>
-        new Promise<Socket>((resolve, reject) => {
-          const callback = () => {
-            mine.push(performance.now());
-            return true;
-          };
-          const s: Socket = connect({ port: p.port, host: '127.0.0.1', noDelay: true, onread: { buffer, callback } }, () =>
-            resolve(s),
-          );
-          s.once('error', reject);
-        }),
-    ),
-  );
+function closePass(
+  p: PassSpec,
+  socks: Socket[],
+  stamps: number[][],
+  watch?: (s: Socket, mine: number[]) => void,
+): Promise<ReaderPass> {
   return timed(async () => {
     let ok = 0;
     await Promise.all(
       socks.map(
         (s, i) =>
           new Promise<void>((resolve) => {
+            watch?.(s, stamps[i]);
             s.on('end', () => {
               ok++;
               stamps[i].shift(); // the headers' read
@@ -178,6 +134,37 @@ export async function onreadReader(p: PassSpec): Promise<ReaderPass> {
     for (const s of socks) s.destroy();
     return { stamps, ok };
   });
+}
+
+/** The floor: C raw sockets, connected first, that stamp every `'data'` callback (see {@link closePass}). */
+export async function bareReader(p: PassSpec): Promise<ReaderPass> {
+  const socks = await openSockets(p.port, p.streams);
+  const stamps = socks.map(() => [] as number[]);
+  return closePass(p, socks, stamps, (s, mine) =>
+    s.on('data', () => {
+      mine.push(performance.now());
+    }),
+  );
+}
+
+/**
+ * The floor with Node's `onread` (the read primitive of LoadLab's lean pool, src/client/h1-conn.ts): as `bare`,
+ * but each read lands in one reused buffer and calls back directly, with no `Buffer` per read and no `'data'`
+ * event. The issue's floor is `bare`; this one says how much of our margin over it is the cheaper read itself.
+ */
+export async function onreadReader(p: PassSpec): Promise<ReaderPass> {
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  const stamps = Array.from({ length: p.streams }, () => [] as number[]);
+  const onread = (i: number) => ({
+    onread: {
+      buffer,
+      callback: () => {
+        stamps[i].push(performance.now());
+        return true;
+      },
+    },
+  });
+  return closePass(p, await openSockets(p.port, p.streams, onread), stamps);
 }
 
 function undiciOne(pool: Pool, _p: PassSpec, id: string, tokens: number, gapMs: number, stamps: number[]): Promise<boolean> {

@@ -3,20 +3,15 @@
  * `/version`, `/v1/models`), through ./fetch-text.ts (the lean pool for `http:`); the body is always read or the
  * request aborted, and the timeout timer is always cleared, so nothing lingers after the call settles.
  */
-import { fetchText } from './fetch-text';
+import { fetchText, type TextResponse } from './fetch-text';
 import type { StreamDispatcher } from './h1-pool';
 import { serverRoot, targetHeaders } from './url';
 
 /** Re-exported from `src/client/url.ts`, its one home (older imports use this path). */
 export { serverRoot };
 
-/** A completed GET. */
-export interface GetResult {
-  status: number;
-  /** Response headers, lower-case names. */
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
+/** A completed GET: {@link TextResponse}, the shape every probe's answer has. */
+export type GetResult = TextResponse;
 
 /** Options of `httpGet`. */
 export interface GetOptions {
