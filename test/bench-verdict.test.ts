@@ -15,6 +15,13 @@ describe('medianInterval', () => {
     expect(i.coverage).toBeCloseTo(1 - 20 / 512, 12);
   });
 
+  it('takes the 2nd smallest and 2nd largest of eight rounds, the yardsticks own (1 - 2*(1+8)/256)', () => {
+    const i = medianInterval([1.33, 1.02, 0.56, 0.95, 0.87, 1.1, 1.05, 0.9]);
+    expect([i.lo, i.hi]).toEqual([0.87, 1.1]);
+    expect(i.coverage).toBeCloseTo(1 - 18 / 256, 12);
+    expect(judgeRounds([1.33, 1.02, 0.56, 0.95, 0.87, 1.1, 1.05, 0.9], 1.2, 'lower').verdict).toBe('met');
+  });
+
   it('keeps [min, max] of seven rounds, as [2nd, 6th] covers only 87.5 %', () => {
     const i = medianInterval([7, 6, 5, 4, 3, 2, 1]);
     expect([i.lo, i.hi]).toEqual([1, 7]);
