@@ -1,5 +1,5 @@
 import { describe as group, expect, it } from 'vitest';
-import { describe, percentile, percentiles, summarizeLatency } from '../src/stats/percentile';
+import { describe, describeOwned, percentile, percentiles, summarizeLatency } from '../src/stats/percentile';
 
 // Pinned values computed with numpy 1.24.2 (Debian /usr/bin/python3), default method 'linear':
 // /usr/bin/python3 -c "import numpy as np
@@ -72,6 +72,16 @@ group('describe / summarizeLatency', () => {
     expect(d.n).toBe(0);
     for (const k of ['mean', 'std', 'min', 'p50', 'p90', 'p95', 'p99', 'max'] as const) expect(d[k]).toBeNaN();
     expect(summarizeLatency([]).p99).toBeNaN();
+  });
+
+  it('describeOwned gives describe\'s figures to the bit, sorting its own array in place', () => {
+    const xs = Array.from({ length: 1001 }, (_, i) => 10 + Math.sin(i * 12.9898) * 0.7 + (i % 7) * 1e-9);
+    const owned = Float64Array.from(xs);
+    expect(describeOwned(owned)).toEqual(describe(xs));
+    expect(owned[0]).toBe(Math.min(...xs));
+    const withNan = Float64Array.from([1, NaN, 3]);
+    expect(describeOwned(withNan)).toEqual(describe([1, NaN, 3]));
+    expect(describeOwned(new Float64Array(0))).toEqual(describe([]));
   });
 
   it('summarizeLatency returns { n, mean, p50, p95, p99 }', () => {

