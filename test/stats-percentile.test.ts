@@ -74,7 +74,7 @@ group('describe / summarizeLatency', () => {
     expect(summarizeLatency([]).p99).toBeNaN();
   });
 
-  it('describeOwned gives describe\'s figures to the bit, sorting its own array in place', () => {
+  it('describeOwned gives the figures of describe to the bit, sorting its own array in place', () => {
     const xs = Array.from({ length: 1001 }, (_, i) => 10 + Math.sin(i * 12.9898) * 0.7 + (i % 7) * 1e-9);
     const owned = Float64Array.from(xs);
     expect(describeOwned(owned)).toEqual(describe(xs));
