@@ -30,9 +30,13 @@ export function checkPercentile(p: number): void {
  * Returns `undefined` when any value is NaN, because numpy then answers NaN too.
  */
 export function sortedCopy(values: ArrayLike<number>): Float64Array | undefined {
-  const sorted = Float64Array.from(values);
-  for (let i = 0; i < sorted.length; i++) if (Number.isNaN(sorted[i])) return undefined;
-  return sorted.sort();
+  return sortedInPlace(Float64Array.from(values));
+}
+
+/** `values` sorted in place (numeric order), or `undefined` when any value is NaN (left unsorted). */
+function sortedInPlace(values: Float64Array): Float64Array | undefined {
+  for (let i = 0; i < values.length; i++) if (Number.isNaN(values[i])) return undefined;
+  return values.sort();
 }
 
 /**
@@ -101,19 +105,17 @@ export function summarizeLatency(values: ArrayLike<number>): LatencySummary {
  * statistic NaN except n.
  */
 export function describe(values: ArrayLike<number>): Distribution {
-  return describeSorted(values.length, values.length === 0 ? undefined : sortedCopy(values));
+  return describeSorted(values.length, sortedCopy(values));
 }
 
 /** `describe` of an array the caller gives up: sorted in place, no copy. Same figures, to the bit. */
 export function describeOwned(values: Float64Array): Distribution {
-  const n = values.length;
-  for (let i = 0; i < n; i++) if (Number.isNaN(values[i])) return describeSorted(n, undefined);
-  return describeSorted(n, n === 0 ? undefined : values.sort());
+  return describeSorted(values.length, sortedInPlace(values));
 }
 
-/** The `Distribution` of `sorted` (ascending), or of a sample with a NaN or none (`sorted` undefined). */
+/** The `Distribution` of `n` values, `sorted` ascending; `sorted` undefined (a NaN among them) or empty → NaN. */
 function describeSorted(n: number, sorted: Float64Array | undefined): Distribution {
-  if (!sorted) {
+  if (!sorted || n === 0) {
     return { n, mean: NaN, std: NaN, min: NaN, p50: NaN, p90: NaN, p95: NaN, p99: NaN, max: NaN };
   }
   const m = mean(sorted);
