@@ -3,7 +3,10 @@
  * and from the TypeScript sources through tsx (`LOADLAB_NO_DIST=1`, or the `.ts` entry):
  * - `loadlab --help`, `loadlab run --help`: CPU (user + system) of the whole process, from
  *   bench/rusage.py (`os.wait4`, µs resolution), and wall time;
- * - the simulator: wall time until its ready line, and its CPU at that moment (/proc/<pid>/stat).
+ * - the simulator: wall time until its ready line, and its CPU at that moment (/proc/<pid>/stat);
+ * - a one-request `loadlab run` against a local simulator, with the CPU split (src/proc/cpu-split.ts: its load
+ *   threads pinned, its other threads on `SCHED_IDLE` through `taskset` and `chrt` processes, and back) and
+ *   without (`LOADLAB_CPU_SPLIT=0`): what the split costs each run, children included.
  * Each case runs `--reps` times (default 5); the median and the minimum are printed with the load
  * average beside them. Target (issue #16): `loadlab --help` ≤ 150 ms CPU.
  *
@@ -17,6 +20,10 @@ import { distProblem } from '../src/proc/dist';
 import { tsxLoaderUrl } from '../src/proc/dist';
 import { loadLine } from './common';
 import { loadlabCpu } from './whole-process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSim } from '../src/sim/start';
 
 const TICK_MS = 10; // USER_HZ = 100 on Linux
 
@@ -72,6 +79,37 @@ async function row(label: string, reps: number, one: () => Sample | Promise<Samp
   );
 }
 
+/** One whole `loadlab run` of one short request against `baseUrl` (CPU with its children, from bench/rusage.py). */
+async function timeOneRun(baseUrl: string, split: boolean): Promise<Sample> {
+  const out = mkdtempSync(join(tmpdir(), 'loadlab-startup-run-'));
+  try {
+    const args = ['run', '--base-url', baseUrl, '--out', join(out, 'run'), '--num-prompts', '1', '--max-tokens', '8'];
+    const r = await loadlabCpu([...args, '--prompt', 'hi', '--quiet'], { ...process.env, LOADLAB_CPU_SPLIT: split ? '1' : '0' });
+    if (r.status !== 0) throw new Error(`loadlab run exited with ${r.status}: ${r.stderr.slice(-300)}`);
+    return { cpuMs: r.cpuMs, wallMs: r.wallMs };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+/** The one-request run against a simulator started here, with the CPU split and without, alternating. */
+async function oneRunRows(reps: number): Promise<void> {
+  const sim = await startSim();
+  try {
+    const xs = { on: [] as Sample[], off: [] as Sample[] };
+    for (let i = 0; i < reps; i++) {
+      xs.on.push(await timeOneRun(sim.baseUrl, true));
+      xs.off.push(await timeOneRun(sim.baseUrl, false));
+    }
+    let k = 0;
+    await row('one-request run vs the simulator, split', reps, () => xs.on[k++]);
+    k = 0;
+    await row('the same, LOADLAB_CPU_SPLIT=0', reps, () => xs.off[k++]);
+  } finally {
+    await sim.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const repsAt = process.argv.indexOf('--reps');
   const reps = repsAt > 0 ? Number(process.argv[repsAt + 1]) : 5;
@@ -84,6 +122,7 @@ async function main(): Promise<void> {
     await row(`loadlab run --help, ${how}`, reps, () => timeCli(['run', '--help'], noDist));
     await row(`simulator ready, ${how}`, reps, () => timeSim(!noDist));
   }
+  if (problem === undefined) await oneRunRows(reps);
   console.log(
     `  target: loadlab --help ≤ 150 ms CPU (issue #16). CPU from bench/rusage.py (os.wait4); sim CPU at its ready line (/proc, 10 ms ticks).`,
   );

@@ -72,6 +72,14 @@ describe.runIf(canPin)('a real thread pinned through taskset', () => {
     expect(thisThreadCpus()?.cpus).toEqual(here?.cpus);
     expect(pinThisThread([999])).toEqual({ reason: 'none of CPUs 999 is allowed here' });
   });
+  it('pinThisThread leaves a thread already on exactly those CPUs alone', () => {
+    const all = here?.cpus ?? [];
+    const pin = pinThisThread(all);
+    if ('reason' in pin) throw new Error(pin.reason);
+    expect(pin.cpus).toEqual(all);
+    pin.release();
+    expect(thisThreadCpus()?.cpus).toEqual(all);
+  });
   it('pins one thread, not its neighbours', async () => {
     const src = `
       const { parentPort, workerData } = require('node:worker_threads');

@@ -91,6 +91,48 @@ describe('the capability and the policy', () => {
   });
 });
 
+describe.runIf(privileged)('for a run, in three chrt calls when every thread is at the normal policy', () => {
+  it('sets a thread born idle during the run back too, and the calling thread is never left idle', async () => {
+    const a = await idleWorker();
+    try {
+      const y = idleOtherThreadsFor(process.pid);
+      if ('reason' in y) throw new Error(y.reason);
+      expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
+      const b = await idleWorker(); // started by this thread: at its policy
+      try {
+        expect(setThreadsPolicy([b.tid], true)).toEqual([b.tid]); // as a thread started by an idle one would be
+        y.release();
+        expect([threadPolicy(a.tid), threadPolicy(b.tid), threadPolicy(process.pid)]).toEqual([
+          SCHED_OTHER,
+          SCHED_OTHER,
+          SCHED_OTHER,
+        ]);
+      } finally {
+        await b.stop();
+      }
+    } finally {
+      await a.stop();
+    }
+  });
+
+  it('with a thread already idle before the run, sets back only the threads it set idle', async () => {
+    const before = await idleWorker();
+    const other = await idleWorker();
+    try {
+      expect(setThreadsPolicy([before.tid], true)).toEqual([before.tid]);
+      const y = idleOtherThreadsFor(process.pid);
+      if ('reason' in y) throw new Error(y.reason);
+      expect(y.tids).toContain(other.tid);
+      expect(y.tids).not.toContain(before.tid);
+      y.release();
+      expect([threadPolicy(before.tid), threadPolicy(other.tid)]).toEqual([SCHED_IDLE, SCHED_OTHER]);
+    } finally {
+      setThreadsPolicy([before.tid], false);
+      await Promise.all([before.stop(), other.stop()]);
+    }
+  });
+});
+
 describe.runIf(canSplit)('every thread kept to some CPUs for a while', () => {
   it('moves every thread, then gives each its own CPUs back, a thread pinned elsewhere included', async () => {
     const [first, second] = here?.cpus ?? [];
@@ -126,8 +168,9 @@ describe.runIf(canSplit)('every thread kept to some CPUs for a while', () => {
       const main = pinWithIdleHelpers([first]);
       if ('reason' in main) throw new Error(main.reason);
       expect([main.helpers, threadCpuList(other.tid)]).toEqual([expect.stringContaining(`kept to CPUs ${first}`), `${first}`]);
+      expect(threadCpuList(process.pid)).toBe(`${first}`);
       main.release();
-      expect(threadCpuList(other.tid)).toBe(spread);
+      expect([threadCpuList(other.tid), threadCpuList(process.pid)]).toEqual([spread, spread]);
       // The same call in a worker thread (the sources through tsx, as src/runner/worker-crew.ts starts its workers).
       const src = (file: string) => join(packageRoot(), 'src', 'proc', file);
       const boot = `const { parentPort, workerData } = require('node:worker_threads');

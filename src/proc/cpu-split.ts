@@ -81,13 +81,15 @@ export type Pin = { tid: number; cpus: number[]; release(): void } | { reason: s
 
 /**
  * Pin the calling thread (`tid`) to `cpus` (through `taskset -p`, which sets one thread's affinity); the
- * CPUs read back after it are the result. `release` gives the thread its former CPUs back. Never throws.
+ * CPUs read back after it are the result. `release` gives the thread its former CPUs back. A thread already on
+ * exactly those CPUs is left alone (no `taskset`, nothing to release). Never throws.
  */
 export function pinThisThread(cpus: readonly number[]): Pin {
   const before = thisThreadCpus();
   if (!before) return { reason: 'no /proc/thread-self (not Linux)' };
   const want = cpus.filter((c) => before.cpus.includes(c));
   if (want.length === 0) return { reason: `none of CPUs ${formatCpuList(cpus)} is allowed here` };
+  if (formatCpuList(want) === formatCpuList(before.cpus)) return { tid: before.tid, cpus: before.cpus, release: () => {} };
   const set = (list: readonly number[]) => setThreadCpus(before.tid, list);
   try {
     set(want);
@@ -115,15 +117,23 @@ export function pinThisThread(cpus: readonly number[]): Pin {
  * local simulator. `helpers` says what was done with them; `release` sets them back and unpins. Never throws.
  * Only the main thread moves the other threads' CPUs: its runs share one pin (src/runner/load-cpus.ts), while runs
  * started from two threads at once would each restore what they saw, and could leave the process on the load CPUs.
+ * The main thread moves them first, itself included (one `taskset -a`), so its own pin then costs nothing and the
+ * release gives every thread, this one too, the CPUs it had.
  */
 export function pinWithIdleHelpers(
   cpus: readonly number[],
 ): { cpus: number[]; helpers: string; release(): void } | { reason: string } {
+  const here = isMainThread ? thisThreadCpus() : undefined;
+  const allowed = here ? cpus.filter((c) => here.cpus.includes(c)) : [];
+  const kept =
+    allowed.length > 0
+      ? confineThreads(formatCpuList(allowed))
+      : { reason: isMainThread ? 'none of those CPUs is allowed here' : 'a worker thread: only the main thread moves them' };
   const pin = pinThisThread(cpus);
-  if ('reason' in pin) return pin;
-  const kept = isMainThread
-    ? confineThreads(formatCpuList(pin.cpus))
-    : { reason: 'a worker thread: only the main thread moves them' };
+  if ('reason' in pin) {
+    if ('release' in kept) kept.release();
+    return pin;
+  }
   const idle = idleOtherThreadsFor(pin.tid);
   const where = 'reason' in kept ? `not kept to them (${kept.reason})` : `kept to CPUs ${formatCpuList(pin.cpus)}`;
   return {
@@ -134,8 +144,8 @@ export function pinWithIdleHelpers(
         : `other threads ${where}, at their policy (${idle.reason})`,
     release() {
       if ('tids' in idle) idle.release();
-      if ('release' in kept) kept.release();
       pin.release();
+      if ('release' in kept) kept.release();
     },
   };
 }
