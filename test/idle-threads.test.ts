@@ -260,9 +260,33 @@ describe.runIf(canSplit)('a simulator and a run against it', () => {
         expect((r.manifest.client?.cpuSplit as { note?: string } | undefined)?.note).toMatch(
           /; \d+ other threads of this process on SCHED_IDLE, kept to CPUs [\d,-]+$/,
         );
+        expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
       } finally {
         await w.stop();
       }
+    },
+  );
+
+  it.runIf(privileged)(
+    'with the load on a worker thread, this thread yields to it (SCHED_IDLE) while it sends, and is set back after',
+    async () => {
+      const during: Array<number | undefined> = [];
+      const r = await runLoad({
+        baseUrl: sim.baseUrl,
+        workload: [makeRequest('hi', { maxTokens: 4 })],
+        requests: 3,
+        shape: closedLoop(1),
+        out: false,
+        thread: true,
+        onRecord: (rec) => {
+          if (!rec.warmup) during.push(threadPolicy(process.pid));
+        },
+      });
+      expect(during).toEqual([SCHED_IDLE, SCHED_IDLE, SCHED_IDLE]);
+      expect(threadPolicy(process.pid)).toBe(SCHED_OTHER);
+      expect((r.manifest.client?.cpuSplit as { note?: string } | undefined)?.note).toMatch(
+        /; this thread yielded to the worker threads \(SCHED_IDLE\) while they sent the load$/,
+      );
     },
   );
 });

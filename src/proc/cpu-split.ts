@@ -114,7 +114,8 @@ export function pinThisThread(cpus: readonly number[]): Pin {
 /**
  * {@link pinThisThread}, and meanwhile every other thread of the process kept to the same CPUs (`confineThreads`)
  * and on `SCHED_IDLE` (`idleOtherThreadsFor`, which needs `CAP_SYS_NICE`), as a run's load thread does against a
- * local simulator. `helpers` says what was done with them; `release` sets them back and unpins. Never throws.
+ * local simulator. `helpers` says what was done with them (`idled`: put on `SCHED_IDLE`, so this process can set
+ * a thread back); `release` sets them back and unpins. Never throws.
  * Only the main thread moves the other threads' CPUs: its runs share one pin (src/runner/load-cpus.ts), while runs
  * started from two threads at once would each restore what they saw, and could leave the process on the load CPUs.
  * The main thread moves them first, itself included (one `taskset -a`), so its own pin then costs nothing and the
@@ -122,7 +123,7 @@ export function pinThisThread(cpus: readonly number[]): Pin {
  */
 export function pinWithIdleHelpers(
   cpus: readonly number[],
-): { cpus: number[]; helpers: string; release(): void } | { reason: string } {
+): { cpus: number[]; helpers: string; idled: boolean; release(): void } | { reason: string } {
   const here = isMainThread ? thisThreadCpus() : undefined;
   const allowed = here ? cpus.filter((c) => here.cpus.includes(c)) : [];
   const kept =
@@ -138,6 +139,7 @@ export function pinWithIdleHelpers(
   const where = 'reason' in kept ? `not kept to them (${kept.reason})` : `kept to CPUs ${formatCpuList(pin.cpus)}`;
   return {
     cpus: pin.cpus,
+    idled: 'tids' in idle,
     helpers:
       'tids' in idle
         ? `${idle.tids.length} other threads of this process on SCHED_IDLE, ${where}`

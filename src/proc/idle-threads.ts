@@ -141,6 +141,34 @@ function idleAllBut(keepTid: number): { tids: number[]; all: true } | { reason: 
   return tids.length > 0 ? { tids, all: true } : { reason: 'chrt did not set them' };
 }
 
+/**
+ * Thread `tid` of this process on `SCHED_IDLE` until `restore` sets it back to `SCHED_OTHER` (which needs
+ * `CAP_SYS_NICE`: call it only where {@link canLeaveIdle}). One `chrt` each way. Never throws.
+ */
+export function yieldThread(tid: number): { restore(): boolean } | { reason: string } {
+  const chrt = (flag: string) => execFileSync('chrt', [flag, '-p', '0', String(tid)], { stdio: 'ignore', timeout: 10_000 });
+  if (threadPolicy(tid) !== SCHED_OTHER) return { reason: 'it is not at the normal policy' };
+  try {
+    chrt('-i');
+  } catch (err) {
+    return { reason: `chrt failed: ${(err as Error).message}` };
+  }
+  let done = false;
+  return {
+    restore() {
+      if (!done) {
+        done = true;
+        try {
+          chrt('-o');
+        } catch {
+          // checked below
+        }
+      }
+      return threadPolicy(tid) === SCHED_OTHER;
+    },
+  };
+}
+
 /** Thread `tid`'s CPUs as Linux lists them (`Cpus_allowed_list`, e.g. `0-1`), or undefined when it is gone. */
 export function threadCpuList(tid: number, pid = process.pid): string | undefined {
   try {

@@ -7,7 +7,8 @@
  * can set them back after (../proc/idle-threads). The manifest's `client.cpuSplit` records what was done, or why
  * nothing was.
  */
-import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinWithIdleHelpers } from '../proc/cpu-split';
+import { cpuSplitEnabled, formatCpuList, loadThreadCpus, pinWithIdleHelpers, thisThreadCpus } from '../proc/cpu-split';
+import { yieldThread } from '../proc/idle-threads';
 import type { ResolvedTarget } from './target';
 
 /** What a run does with its load threads' CPUs. */
@@ -16,6 +17,12 @@ export interface LoadCpuPlan {
   cpus?: number[];
   /** Pin the calling thread to `cpus` (when any) for the load; returns the release. */
   pinHere(): () => void;
+  /**
+   * While worker threads send the load: this thread, pinned with them, only keeps records, so it yields to them
+   * (`SCHED_IDLE`) until the returned function sets it back. Only when `pinHere` put the other threads on
+   * `SCHED_IDLE`, so this process can set a thread back; otherwise it does nothing.
+   */
+  yieldHere(): () => void;
   /** For `manifest.client.cpuSplit`: the simulator's engine CPU, the load threads' CPUs, and what was done. */
   record(): Record<string, unknown>;
 }
@@ -24,14 +31,15 @@ export interface LoadCpuPlan {
  * This thread's pin, shared by the runs in flight on it (module state is per thread), so two
  * overlapping runs never leave the thread pinned: the first pins, the last one to end releases.
  */
-const held = { runs: 0, release: () => {}, cpus: [] as number[], helpers: '' };
+const held = { runs: 0, release: () => {}, cpus: [] as number[], helpers: '', idled: false };
 
 /** Pin this thread for one more run (or join the pin in place); the release counts it out. */
-function holdPin(cpus: number[]): { cpus: number[]; helpers: string; release: () => void } | { reason: string } {
+function holdPin(cpus: number[]): { cpus: number[]; helpers: string; idled: boolean; release: () => void } | { reason: string } {
   if (held.runs === 0) {
     const pin = pinWithIdleHelpers(cpus);
     if ('reason' in pin) return pin;
     held.helpers = pin.helpers;
+    held.idled = pin.idled;
     held.release = pin.release;
     held.cpus = pin.cpus;
   }
@@ -42,7 +50,7 @@ function holdPin(cpus: number[]): { cpus: number[]; helpers: string; release: ()
     done = true;
     if (--held.runs === 0) held.release();
   };
-  return { cpus: held.cpus, helpers: held.helpers, release };
+  return { cpus: held.cpus, helpers: held.helpers, idled: held.idled, release };
 }
 
 /** The plan for a run against `target`. Throws on a bad `LOADLAB_CPU_SPLIT`, never where pinning is not possible. */
@@ -54,6 +62,7 @@ export function planLoadCpus(target: Pick<ResolvedTarget, 'rootUrl' | 'probe'>):
     : { note: 'not pinned (not the simulator)' };
   let note = plan.note;
   let pinned: string | undefined;
+  let idled = false;
   const base = simulated && simEngineCpu !== undefined ? { simEngineCpu } : {};
   return {
     ...(plan.cpus ? { cpus: plan.cpus } : {}),
@@ -65,8 +74,18 @@ export function planLoadCpus(target: Pick<ResolvedTarget, 'rootUrl' | 'probe'>):
         return () => {};
       }
       pinned = formatCpuList(pin.cpus);
+      idled = pin.idled;
       note = `load threads on CPUs ${pinned}, off the simulator's engine CPU ${simEngineCpu}; ${pin.helpers}`;
       return pin.release;
+    },
+    yieldHere() {
+      const tid = idled ? thisThreadCpus()?.tid : undefined;
+      const y = tid === undefined ? undefined : yieldThread(tid);
+      if (!y || 'reason' in y) return () => {};
+      note += '; this thread yielded to the worker threads (SCHED_IDLE) while they sent the load';
+      return () => {
+        if (!y.restore()) note += ', and could not be set back';
+      };
     },
     record: () => ({ ...base, ...(pinned ? { loadCpus: pinned } : {}), note }),
   };

@@ -93,7 +93,7 @@ async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult
   const { writer, manifest } = await openRunStore({ ...opts, stamp }, ro, target, origin, client, stop);
   const progress = createProgress(ro.n, now, { sink: opts.progress ?? false });
   const poolOpts = { workers, connections, origin, progress, writer, onRecord: opts.onRecord, client: workerClientOf(r, opts) };
-  const pool = threaded ? createWorkerLoad(poolOpts) : undefined;
+  const pool = threaded ? createWorkerLoad({ ...poolOpts, yieldHere: () => cpus.yieldHere() }) : undefined;
   const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
   const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;

@@ -27,6 +27,8 @@ export interface WorkerLoadOptions extends CrewOptions {
   progress: ProgressTracker;
   writer?: RunWriter;
   onRecord?: (r: RequestRecord) => void;
+  /** Called as the measured load starts; the function it returns is called when the load has ended (./load-cpus). */
+  yieldHere?: () => () => void;
 }
 
 /** The load of a run driven by worker threads. */
@@ -76,6 +78,7 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
     const onAbort = () => crew.stopAll();
     signal.addEventListener('abort', onAbort, { once: true });
     let whole: ReturnType<typeof startClientHealth> | undefined;
+    let unyield: (() => void) | undefined;
     try {
       await crew.ready;
       o.progress.setPhase(ro.warmup > 0 ? 'warmup' : 'load');
@@ -88,6 +91,7 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
       o.progress.setPhase('load');
       whole = startClientHealth({ delayP99Ms: Number.POSITIVE_INFINITY, cpuPercent: Number.POSITIVE_INFINITY });
       planWorkers(ro, o.workers, now() + START_LEAD_MS).forEach((plan, w) => crew.post(w, { t: 'go', plan }));
+      unyield = o.yieldHere?.();
       if (signal.aborted) crew.stopAll();
       const done = await crew.finished;
       const health = combineWorkerHealth(
@@ -96,6 +100,7 @@ export function createWorkerLoad(o: WorkerLoadOptions): WorkerLoad {
       );
       return { health, latenessMs: done.flatMap((d) => d.latenessMs) };
     } finally {
+      unyield?.();
       whole?.stop(); // after a failed worker too: its ticker, GC observer and schedstat file
       signal.removeEventListener('abort', onAbort);
       await crew.close();
