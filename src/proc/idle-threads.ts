@@ -96,8 +96,8 @@ export function idleOtherThreads(keepTid: number): Yield {
  * with `CAP_SYS_NICE` (else a thread could not come back, and the process would keep idle threads). Never throws.
  * When every thread is on `SCHED_OTHER` (as usual), three `chrt` calls do it whatever the thread count: `chrt -a`
  * sets the whole process idle and one more sets `keepTid` back (it waits in `spawnSync` meanwhile), and the release
- * is one `chrt -a` back, which also frees threads born idle during the run. One `chrt` per thread cost each run
- * about 0.1 s of CPU on this project's VM (a process started per thread, twice; bench/README.md §25).
+ * is one `chrt -a` back, which also frees threads born idle during the run. One `chrt` per thread (a process started
+ * per thread, twice) cost each run about 0.07 s more CPU on this project's VM (bench/README.md §25).
  */
 export function idleOtherThreadsFor(keepTid: number, status?: string): { tids: number[]; release(): void } | { reason: string } {
   if (!canLeaveIdle(status)) return { reason: 'no CAP_SYS_NICE to set them back after the run' };
