@@ -71,6 +71,11 @@ function timeSim(fromDist: boolean): Promise<Sample> {
 async function row(label: string, reps: number, one: () => Sample | Promise<Sample>): Promise<void> {
   const xs: Sample[] = [];
   for (let i = 0; i < reps; i++) xs.push(await one());
+  printRow(label, xs);
+}
+
+/** One line: the samples' CPU median and minimum, their wall median, and the load average now. */
+function printRow(label: string, xs: readonly Sample[]): void {
   const cpu = xs.map((x) => x.cpuMs);
   const wall = xs.map((x) => x.wallMs);
   console.log(
@@ -101,10 +106,8 @@ async function oneRunRows(reps: number): Promise<void> {
       xs.on.push(await timeOneRun(sim.baseUrl, true));
       xs.off.push(await timeOneRun(sim.baseUrl, false));
     }
-    let k = 0;
-    await row('one-request run vs the simulator, split', reps, () => xs.on[k++]);
-    k = 0;
-    await row('the same, LOADLAB_CPU_SPLIT=0', reps, () => xs.off[k++]);
+    printRow('one-request run vs the simulator, split', xs.on);
+    printRow('the same, LOADLAB_CPU_SPLIT=0', xs.off);
   } finally {
     await sim.stop();
   }

@@ -65,16 +65,30 @@ export function canLeaveIdle(status?: string): boolean {
 }
 
 /**
- * Set each of `tids` to `SCHED_IDLE` (`idle`) or `SCHED_OTHER` with one `sh` running `chrt` per thread (a
- * thread that ended meanwhile is skipped); returns the tids that are on that policy after it. Throws only
- * when `sh` cannot be run.
+ * Set each of `tids` to `SCHED_IDLE` (`idle`) or `SCHED_OTHER` with `chrt`: for one thread, `chrt` itself; for
+ * more, one `sh` running `chrt` per thread (a thread that ended meanwhile is skipped). Returns the tids that are on
+ * that policy after it. Throws only when `sh` cannot be run.
  */
 export function setThreadsPolicy(tids: readonly number[], idle: boolean): number[] {
   if (tids.length === 0) return [];
-  const script = 'flag=$1; shift; for t; do chrt "$flag" -p 0 "$t" 2>/dev/null; done; exit 0';
-  execFileSync('sh', ['-c', script, 'sh', idle ? '-i' : '-o', ...tids.map(String)], { stdio: 'ignore', timeout: 10_000 });
+  const flag = idle ? '-i' : '-o';
+  if (tids.length === 1) {
+    try {
+      execFileSync('chrt', [flag, '-p', '0', String(tids[0])], { stdio: 'ignore', timeout: 10_000 });
+    } catch {
+      // as a failed chrt under sh: the policy read below says what happened
+    }
+  } else {
+    const script = 'flag=$1; shift; for t; do chrt "$flag" -p 0 "$t" 2>/dev/null; done; exit 0';
+    execFileSync('sh', ['-c', script, 'sh', flag, ...tids.map(String)], { stdio: 'ignore', timeout: 10_000 });
+  }
   const want = idle ? SCHED_IDLE : SCHED_OTHER;
   return tids.filter((t) => threadPolicy(t) === want);
+}
+
+/** Every thread of this process back on `SCHED_OTHER` (one `chrt -a`); throws when `chrt` fails. */
+function allThreadsBack(): void {
+  execFileSync('chrt', ['-a', '-o', '-p', '0', String(process.pid)], { stdio: 'ignore', timeout: 10_000 });
 }
 
 /** Threads set idle, or why none was. */
@@ -111,7 +125,7 @@ export function idleOtherThreadsFor(keepTid: number, status?: string): { tids: n
       if (done) return;
       done = true;
       try {
-        if ('all' in y) execFileSync('chrt', ['-a', '-o', '-p', '0', String(process.pid)], { stdio: 'ignore', timeout: 10_000 });
+        if ('all' in y) allThreadsBack();
         else setThreadsPolicy(y.tids, false);
       } catch {
         // chrt vanished mid-run: the threads stay idle until the process ends
@@ -123,15 +137,14 @@ export function idleOtherThreadsFor(keepTid: number, status?: string): { tids: n
 /** Every thread idle through `chrt -a`, then `keepTid` back; the threads idle after it, `all` set. Never throws. */
 function idleAllBut(keepTid: number): { tids: number[]; all: true } | { reason: string } {
   const script = 'chrt -a -i -p 0 "$1"; chrt -o -p 0 "$2"; exit 0';
-  const pid = String(process.pid);
   try {
-    execFileSync('sh', ['-c', script, 'sh', pid, String(keepTid)], { stdio: 'ignore', timeout: 10_000 });
+    execFileSync('sh', ['-c', script, 'sh', String(process.pid), String(keepTid)], { stdio: 'ignore', timeout: 10_000 });
   } catch (err) {
     return { reason: `chrt failed: ${(err as Error).message}` };
   }
   if (threadPolicy(keepTid) !== SCHED_OTHER) {
     try {
-      execFileSync('chrt', ['-a', '-o', '-p', '0', pid], { stdio: 'ignore', timeout: 10_000 });
+      allThreadsBack();
     } catch {
       // as below: nothing more to try
     }
@@ -146,23 +159,14 @@ function idleAllBut(keepTid: number): { tids: number[]; all: true } | { reason: 
  * `CAP_SYS_NICE`: call it only where {@link canLeaveIdle}). One `chrt` each way. Never throws.
  */
 export function yieldThread(tid: number): { restore(): boolean } | { reason: string } {
-  const chrt = (flag: string) => execFileSync('chrt', [flag, '-p', '0', String(tid)], { stdio: 'ignore', timeout: 10_000 });
   if (threadPolicy(tid) !== SCHED_OTHER) return { reason: 'it is not at the normal policy' };
-  try {
-    chrt('-i');
-  } catch (err) {
-    return { reason: `chrt failed: ${(err as Error).message}` };
-  }
+  if (setThreadsPolicy([tid], true).length === 0) return { reason: 'chrt did not set it' };
   let done = false;
   return {
     restore() {
       if (!done) {
         done = true;
-        try {
-          chrt('-o');
-        } catch {
-          // checked below
-        }
+        setThreadsPolicy([tid], false);
       }
       return threadPolicy(tid) === SCHED_OTHER;
     },
