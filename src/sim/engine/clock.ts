@@ -3,6 +3,7 @@
  * real-time clock for the simulator process that fires callbacks at absolute times.
  */
 import { startAlarmThread, type AlarmThread } from '../../proc/alarm-thread';
+import { tightenTimerSlack } from '../../proc/timer-slack';
 import type { EngineClock } from './types';
 
 /** A clock that only moves when told to. */
@@ -114,8 +115,8 @@ export interface RealClockOptions {
   now?: () => number;
   /**
    * How a deadline is met: `spin` (default) sleeps with `setTimeout` until `spinMs` before the
-   * deadline, then waits in place in slices of {@link SPIN_SLICE_MS} with a loop turn between: it naps
-   * through each slice (a futex wait of the main thread) until {@link NAP_GUARD_MS} before the deadline, and
+   * deadline, then waits in place in slices with a loop turn between: it naps through each slice (a futex wait of
+   * the main thread, with its timer slack cut to 1 ns where it can be: {@link NAP_TIGHT_SLACK}) until shortly before the deadline, and
    * polls the clock for the rest, so the loop is running when the deadline comes. `busy` polls the whole
    * `spinMs`, as `spin` did before it napped: exact too, but busy for up to `spinMs` per step (≈23 % of a core at
    * c=1, against 10–11 % napping; bench/README.md §14). `thread` sleeps
@@ -145,7 +146,7 @@ function sharedAlarms(): AlarmThread | null {
  * Real time for the simulator process: callbacks at absolute times. Node timers fire 0–2 ms late
  * (whole-millisecond loop time), a large fraction of a 7 ms decode step, so plain `setTimeout`
  * would stretch every step. The default waits in place for the last `spinMs` (napping, then polling the last
- * {@link NAP_GUARD_MS}; `mode: 'busy'` polls throughout); `mode: 'thread'` wakes from an alarm thread instead.
+ * `guardMs` of its {@link NapTiming}; `mode: 'busy'` polls throughout); `mode: 'thread'` wakes from an alarm thread instead.
  * Either way the engine corrects residual lateness by planning each step from the previous planned end rather
  * than from the late callback.
  */
@@ -153,29 +154,48 @@ export function realClock(opts: RealClockOptions = {}): EngineClock {
   const now = opts.now ?? (() => performance.now());
   const thread = opts.mode === 'thread' && opts.now === undefined ? sharedAlarms() : null;
   if (thread) return { now, at: (atMs, fn) => thread.at(atMs, fn) };
-  return spinClock(now, opts.spinMs ?? 1.5, opts.mode === 'busy' ? Number.POSITIVE_INFINITY : NAP_GUARD_MS);
+  if (opts.mode === 'busy')
+    return spinClock(now, opts.spinMs ?? 1.5, { sliceMs: SPIN_SLICE_MS, guardMs: Number.POSITIVE_INFINITY });
+  return spinClock(now, opts.spinMs ?? 1.5, tightenTimerSlack() ? NAP_TIGHT_SLACK : NAP_DEFAULT_SLACK);
 }
 
 /**
- * The spinning clock's longest wait in place before the loop gets a turn, ms: sockets wait about this long at most
- * for their callbacks while a deadline is near, a nap's wake-up (0.1–0.2 ms on a quiet VM) more (bench/README.md §8).
+ * The spinning clock's longest wait in place before the loop gets a turn, ms, with the default timer slack: sockets
+ * wait about this long at most for their callbacks while a deadline is near, a nap's wake-up (0.1–0.2 ms on a quiet
+ * VM) more (bench/README.md §8).
  */
 export const SPIN_SLICE_MS = 0.1;
 
+/** How the spinning clock naps near a deadline: the slice each futex wait asks for, and how close to the deadline it stops napping and polls the clock, ms. */
+export interface NapTiming {
+  sliceMs: number;
+  guardMs: number;
+}
+
 /**
- * How close to a deadline the spinning clock stops napping and polls the clock, ms. A futex wait on this kind of VM
- * ends 0.1–0.2 ms past its time when the machine is quiet (bench/wake-floor.ts), so the last nap ends about then.
+ * Naps with the default timer slack (50 µs): a futex wait on this kind of VM ends 0.1–0.2 ms past its time when the
+ * machine is quiet (bench/wake-floor.ts), so napping stops 0.15 ms before the deadline; a slice of 0.1 ms lasts
+ * about 0.17 ms.
  */
-export const NAP_GUARD_MS = 0.15;
+export const NAP_DEFAULT_SLACK: NapTiming = { sliceMs: SPIN_SLICE_MS, guardMs: 0.15 };
+
+/**
+ * Naps once the main thread's timer slack is 1 ns (src/proc/timer-slack.ts): a wait of 0.1 ms then ends 0.02–0.05 ms
+ * past its time (p50–p99) instead of 0.07–0.1, so napping goes on to 0.07 ms before the deadline, and each slice
+ * asks for 0.15 ms to last about as long as before (the same loop turns, the same wait for a socket). In the
+ * simulator that saved 3 % of its CPU at 128 streams, lower in all 8 rounds side by side (bench/README.md §26).
+ */
+export const NAP_TIGHT_SLACK: NapTiming = { sliceMs: 0.15, guardMs: 0.07 };
 
 /** The main thread's futex for napping: nothing ever notifies it, so `Atomics.wait` on it is a sleep with a µs timeout. */
 let napCell: Int32Array | undefined;
 
 /**
- * `setTimeout` until `spinMs` before the deadline, then waiting in slices of {@link SPIN_SLICE_MS} with a loop turn
- * between: napping through a slice while the deadline is more than `guardMs` away, polling the clock after that.
+ * `setTimeout` until `spinMs` before the deadline, then waiting in slices of `nap.sliceMs` with a loop turn between:
+ * napping through a slice while the deadline is more than `nap.guardMs` away, polling the clock after that.
  */
-function spinClock(now: () => number, spinMs: number, guardMs: number): EngineClock {
+function spinClock(now: () => number, spinMs: number, nap: NapTiming): EngineClock {
+  const { sliceMs, guardMs } = nap;
   return {
     now,
     at(atMs, fn) {
@@ -190,14 +210,14 @@ function spinClock(now: () => number, spinMs: number, guardMs: number): EngineCl
           timeout = setTimeout(fire, atMs - t - spinMs);
           return;
         }
-        // Wait in place for up to SPIN_SLICE_MS, then give the loop a turn: an Immediate per slice, not
+        // Wait in place for up to a slice, then give the loop a turn: an Immediate per slice, not
         // per loop turn (20 requests × 128 tokens at c=1: 512 scavenges before, 61 after; `--trace-gc`).
         if (atMs - t > guardMs) {
           napCell ??= new Int32Array(new SharedArrayBuffer(4));
-          Atomics.wait(napCell, 0, 0, Math.min(SPIN_SLICE_MS, atMs - t - guardMs));
+          Atomics.wait(napCell, 0, 0, Math.min(sliceMs, atMs - t - guardMs));
           t = now();
         } else {
-          const until = Math.min(atMs, t + SPIN_SLICE_MS);
+          const until = Math.min(atMs, t + sliceMs);
           while (t < until) t = now();
         }
         if (t >= atMs) fn();
