@@ -38,6 +38,7 @@ interface Stream {
 function main(cfg: BareWriterConfig): void {
   const streams = new Set<Stream>();
   let due = 0;
+  let written = 0;
   const tick = () => {
     for (const s of streams) {
       if (s.res.destroyed) {
@@ -45,6 +46,7 @@ function main(cfg: BareWriterConfig): void {
         continue;
       }
       s.left--;
+      written++;
       const text = s.first ? cfg.role + cfg.token : cfg.token;
       s.first = false;
       if (s.left > 0) {
@@ -60,6 +62,7 @@ function main(cfg: BareWriterConfig): void {
     setTimeout(tick, Math.max(0, due - performance.now()));
   };
   const server = createServer((req, res) => {
+    if (req.url === '/count') return void res.end(String(written)); // token chunks written so far
     const parts: Buffer[] = [];
     req.on('data', (b: Buffer) => parts.push(b));
     req.on('end', () => {
