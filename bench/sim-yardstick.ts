@@ -135,7 +135,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   // Node's own res.write framing, beside the judged floor (informational, one pass).
   const bareRes = await bareWriterPass(cfg, 128, tokens, windowS);
   const ratios = rounds.map((r) => r.ratio);
-  const ratio = median(ratios);
+  const ratio = round(median(ratios), 3);
   // The round nearest the median (with an even number of rounds the median lies between two).
   const mid = rounds.reduce((a, b) => (Math.abs(b.ratio - ratio) < Math.abs(a.ratio - ratio) ? b : a));
   const simUs = simUsPerToken(mid.level);
