@@ -10,7 +10,7 @@
  * - bare writer: its own process, C = 128 streams stepped at the simulator's served step time at
  *   C = 128 (the engine's mean ITL); CPU from /proc over a steady window as long as the simulator's / the token
  *   chunks it wrote in it (its `/count`), with the whole pass's figure beside it (it was judged until bench/README.md
- *   §26: the streams' requests, start and end made it 10–20 % dearer per token, and the ratio lower). The client is
+ *   §26: the streams' requests, start and end made it about 13 % dearer per token, and the ratio lower). The client is
  *   LoadLab's in both cases. It runs twice: writing each chunk framed into one `socket.write`, as the simulator does
  *   (the judged floor), and through Node's `res.write`.
  * The judged pair runs in eight rounds, alternating (simulator, then bare writer, a few seconds apart), and each
