@@ -3,20 +3,13 @@
  * pass of the bare writer (bench/bare-writer.ts) in its own process that writes them to C streams, with its CPU per
  * token over a steady window and over the whole pass.
  */
-import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '../src/client/client';
 import { spawnChild } from '../src/proc/child';
 import type { SimHandle } from '../src/sim/start';
 import { BARE_WRITER_MARKER, type BareWriterConfig } from './bare-writer';
-import { round } from './common';
+import { procCpuMs, round } from './common';
 import { splitCores } from './cpu-split';
-
-/** CPU ms of another process so far (utime + stime from /proc, 10 ms ticks; Linux only). */
-export function procCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
 
 /** The simulator's own SSE events for a short fixed-output chat stream, as our client asks for it. */
 export async function captureChunks(sim: SimHandle, gapMs: number): Promise<BareWriterConfig> {
@@ -98,5 +91,3 @@ export async function bareWriterPass(cfg: BareWriterConfig, c: number, tokens: n
     await w.stop();
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

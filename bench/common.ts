@@ -4,7 +4,7 @@
  * Servers run as their own processes: the null server (`spawnNullServer`) and the simulator (`startSim`).
  */
 
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -67,6 +67,13 @@ export function dist(values: ArrayLike<number>): Dist {
 /** `p50 0.081 / p99 0.412 / max 3.1 ms`. */
 export function fmtDist(d: Pick<Dist, 'p50' | 'p99' | 'max'>, unit = 'ms', digits = 3): string {
   return `p50 ${d.p50.toFixed(digits)} / p99 ${d.p99.toFixed(digits)} / max ${d.max.toFixed(digits)} ${unit}`;
+}
+
+/** CPU ms (utime + stime) of a live process so far, from /proc/<pid>/stat (10 ms ticks, USER_HZ = 100; Linux only). */
+export function procCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // fields 14 and 15 of stat(5)
 }
 
 /** Round to `digits` decimals (for JSON). */

@@ -6,6 +6,7 @@
  * CPUs are read once, when this module loads, so a server started while this thread is pinned still goes
  * to the last one. `LOADLAB_CPU_SPLIT=0` leaves both alone, for the arrangement of earlier runs.
  */
+import type { SimHandle } from '../src/sim/start';
 import { cpuSplitEnabled, formatCpuList, pinWithIdleHelpers, setThreadCpus, thisThreadCpus } from '../src/proc/cpu-split';
 
 /** The arrangement in force, for the bench's lines, and how to undo this thread's part. */
@@ -51,4 +52,10 @@ export function splitCores(serverPid: number, serverCpu?: number): BenchSplit {
     line: `cores: server's main thread on CPU ${layout.last}, readers on CPUs ${formatCpuList(pin.cpus)}; ${pin.helpers} (LOADLAB_CPU_SPLIT=0 turns the split off)`,
     release: pin.release,
   };
+}
+
+/** The CPU a simulator pinned its engine thread to (`GET /version` → `loadlab_engine_cpu`), if it did. */
+export async function simEngineCpu(sim: Pick<SimHandle, 'baseUrl'>): Promise<number | undefined> {
+  const v = (await (await fetch(`${sim.baseUrl}/version`)).json()) as { loadlab_engine_cpu?: number };
+  return v.loadlab_engine_cpu;
 }

@@ -7,17 +7,22 @@
  * and, per variant, the median of its per-round ratios to the first variant and to the bare writer.
  *
  * Two A/A runs (two identical simulators) put the rounds' ratio at 0.97–1.04 and 0.91–1.07, and its median of 8 at
- * 1.017 and 0.978 (bench/README.md §26): the median of eight resolves about ±2–3 %. Side by side, every process pays less per token than alone (the server CPU is seldom idle,
- * so fewer wake-ups start from an idle CPU), so use the ratios, not the absolute figures; `yard-sim` judges alone.
+ * 1.017 and 0.978 (bench/README.md §26): the median of eight resolves about ±2–3 %. Side by side, every process pays
+ * less per token than alone (the server CPU is seldom idle, so fewer wake-ups start from an idle CPU), so use the
+ * ratios, not the absolute figures; `yard-sim` judges alone.
  *
  *   npx tsx bench/sim-side-by-side.ts [rounds=8] ['{"A":{},"B":{"LOADLAB_SIM_CLOCK":"thread"}}']
  */
 import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '../src/client/client';
 import { startSim, type SimHandle } from '../src/sim/start';
-import { captureChunks, procCpuMs, startBareWriter } from './bare-writer-pass';
-import { round } from './common';
-import { pinServer, splitCores } from './cpu-split';
+import { parsePrometheus } from '../src/observe/prometheus';
+import { toMetricsSample } from '../src/observe/vllm-metrics';
+import { percentile } from '../src/stats/percentile';
+import { captureChunks, startBareWriter } from './bare-writer-pass';
+import { procCpuMs, round } from './common';
+import { pinServer, simEngineCpu, splitCores } from './cpu-split';
 
 const STREAMS = 128;
 /** The simulator's step at 128 streams (`yard-sim`'s served step), ms: the bare writer's gap. */
@@ -35,13 +40,11 @@ interface Server {
   usPerToken: number[];
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function simTokens(sim: SimHandle): Promise<number> {
-  const text = await (await fetch(`${sim.baseUrl}/metrics`)).text();
-  const m = /^vllm:generation_tokens_total\{[^}]*\} ([0-9.e+]+)$/m.exec(text);
-  if (!m) throw new Error('sim-side-by-side: no vllm:generation_tokens_total in /metrics');
-  return Number(m[1]);
+  const fams = parsePrometheus(await (await fetch(`${sim.baseUrl}/metrics`)).text());
+  const n = toMetricsSample(fams, 0).generationTokensTotal;
+  if (n === undefined) throw new Error('sim-side-by-side: no vllm:generation_tokens_total in /metrics');
+  return n;
 }
 
 /** Every server's 128 streams of `n` tokens at once. */
@@ -72,10 +75,7 @@ async function sideBySide(servers: Server[], round_: number): Promise<number[]> 
   return servers.map((_, i) => round(((to[i].cpuMs - from[i].cpuMs) * 1000) / Math.max(1, to[i].n - from[i].n), 2));
 }
 
-function median(xs: number[]): number {
-  const y = [...xs].sort((a, b) => a - b);
-  return y.length % 2 ? y[y.length >> 1] : (y[y.length / 2 - 1] + y[y.length / 2]) / 2;
-}
+const median = (xs: number[]) => percentile(xs, 50);
 
 async function main(): Promise<void> {
   const rounds = Number(process.argv[2] ?? 8);
@@ -93,8 +93,7 @@ async function main(): Promise<void> {
   pinServer(w.pid); // the simulators pin their engine threads there themselves
   const client = createClient({ baseUrl: bareUrl, model: 'bare', connections: STREAMS });
   servers.push({ name: 'bare', pid: w.pid, written, client, sim: false, usPerToken: [] });
-  const version = (await (await fetch(`${sims[0].baseUrl}/version`)).json()) as { loadlab_engine_cpu?: number };
-  const split = splitCores(sims[0].pid, version.loadlab_engine_cpu);
+  const split = splitCores(sims[0].pid, await simEngineCpu(sims[0]));
   console.log(split.line);
   try {
     for (const s of servers) await load(s, 4); // warm every path

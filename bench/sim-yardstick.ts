@@ -24,18 +24,12 @@ import { loadavg } from 'node:os';
 import { TIGHT_SLACK_NS } from '../src/proc/timer-slack';
 import { startSim, type SimHandle } from '../src/sim/start';
 import { wakeFloor } from './wake-floor';
-import { splitCores } from './cpu-split';
+import { simEngineCpu, splitCores } from './cpu-split';
 import { BARE_RAMP_MS, bareWriterPass, captureChunks } from './bare-writer-pass';
 import { percentile } from '../src/stats/percentile';
 import { loadLine, machine, round, type BenchOptions, type BenchResult } from './common';
 import { measureLevel, type Level } from './sim-fidelity';
 import { judgeRounds, judgementText } from './verdict';
-
-/** The CPU the simulator's engine thread is pinned to (`GET /version` → `loadlab_engine_cpu`), if it is. */
-async function engineCpu(sim: SimHandle): Promise<number | undefined> {
-  const v = (await (await fetch(`${sim.baseUrl}/version`)).json()) as { loadlab_engine_cpu?: number };
-  return v.loadlab_engine_cpu;
-}
 
 /** Simulator CPU per generated token over a level's steady window, µs (null without /proc). */
 const simUsPerToken = (l: Level) =>
@@ -98,7 +92,7 @@ async function pairedRounds(sim: SimHandle, quick: boolean, lines: string[]) {
 /** The same C=128 level with the alarm-thread clock (LOADLAB_SIM_CLOCK=thread): less CPU, wakes from another thread. */
 async function threadClockLevel(): Promise<Level> {
   const simT = await startSim({ extraArgs: ['--stats-interval-s', '1'], env: { LOADLAB_SIM_CLOCK: 'thread' } });
-  const splitT = splitCores(simT.pid, await engineCpu(simT));
+  const splitT = splitCores(simT.pid, await simEngineCpu(simT));
   try {
     return await measureLevel(simT, 128);
   } finally {
@@ -121,7 +115,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   );
   const sim = await startSim({ extraArgs: ['--stats-interval-s', '1'] });
   // The simulator pins its engine thread itself; this thread (the client) keeps to the other CPUs, as `runLoad` does.
-  const split = splitCores(sim.pid, await engineCpu(sim));
+  const split = splitCores(sim.pid, await simEngineCpu(sim));
   lines.push(split.line);
   let paired: Awaited<ReturnType<typeof pairedRounds>>;
   try {

@@ -14,18 +14,15 @@
  */
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fromRoot } from '../src/paths';
 import { distProblem } from '../src/proc/dist';
 import { tsxLoaderUrl } from '../src/proc/dist';
-import { loadLine } from './common';
+import { loadLine, procCpuMs } from './common';
 import { loadlabCpu } from './whole-process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSim } from '../src/sim/start';
-
-const TICK_MS = 10; // USER_HZ = 100 on Linux
 
 interface Sample {
   cpuMs: number;
@@ -39,13 +36,6 @@ async function timeCli(args: string[], noDist: boolean): Promise<Sample> {
   const r = await loadlabCpu(args, { ...process.env, LOADLAB_NO_DIST: noDist ? '1' : '0' });
   if (r.status !== 0) throw new Error(`loadlab ${args.join(' ')} exited with ${r.status}: ${r.stderr.slice(-300)}`);
   return { cpuMs: r.cpuMs, wallMs: r.wallMs };
-}
-
-/** CPU (utime + stime) of a live process from /proc/<pid>/stat, ms. */
-function procCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS; // fields 14 and 15 of stat(5)
 }
 
 /** Wall time until the simulator's ready line and its CPU then; the process is killed afterwards. */
