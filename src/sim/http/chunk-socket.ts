@@ -1,6 +1,7 @@
 /**
  * A streamed response's events written straight to its socket: one HTTP chunk per event in one
- * `socket.write`, as uvicorn frames a body message for vLLM, and the drain of such a socket.
+ * `socket.write` (queued in the step's write batch, write-batch.ts), as uvicorn frames a body message for vLLM, and
+ * the drain of such a socket.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
