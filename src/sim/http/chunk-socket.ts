@@ -1,7 +1,6 @@
 /**
  * A streamed response's events written straight to its socket: one HTTP chunk per event in one
- * `socket.write` (queued in the step's write batch, write-batch.ts), as uvicorn frames a body message for vLLM, and
- * the drain of such a socket.
+ * `socket.write`, as uvicorn frames a body message for vLLM, and the drain of such a socket.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

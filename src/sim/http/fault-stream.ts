@@ -85,6 +85,5 @@ export function midStream(inner: Reply, kind: FaultKind, s: Required<FaultSettin
     },
     blocked: () => inner.blocked?.() ?? false,
     onDrain: (fn) => inner.onDrain?.(fn),
-    stampSends: inner.stampSends && ((t, n) => inner.stampSends?.(t, n)),
   };
 }

@@ -77,9 +77,9 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
         : completionLogprobsJson(s.tok, ids, req.logprobs, offset);
   let started = false;
   return (deltas) => {
-    // Without `reply.stampSends`, the send time is taken before this output's chunks are serialised and written, so
-    // before their first byte can reach the kernel (see stampSends); a few µs of serialising count as the reader's.
-    const sentAt = x.sends && !reply.stampSends ? performance.now() : 0;
+    // The send time, taken before this output's chunks are serialised and written, so before their first byte can
+    // reach the kernel (see stampSends); a few µs of serialising count as the reader's.
+    const sentAt = x.sends ? performance.now() : 0;
     if (api === 'chat' && !started) {
       for (const c of choices) reply.event(chunkJson(api, head, { index: c.index, role: true }, roleTail(req, wire, usage)));
     }
@@ -99,30 +99,21 @@ function streamWriter(x: StreamCtx): (deltas: ChoiceDelta[]) => void {
     }
     const finished = choices.every((c) => c.reason);
     if (finished && req.includeUsage) reply.event(usageChunkJson(head, usage(totalTokens(choices), x.cachedOrNot())));
-    if (x.sends) stampSends(s.sendLog, x.sends, reply, sentAt, tokenChunks, finished);
+    if (x.sends) stampSends(s.sendLog, x.sends, sentAt, tokenChunks, finished);
     if (finished) reply.done();
     else reply.flush?.();
   };
 }
 
 /**
- * Logs the send time of a stream's token chunks, taken before their first byte could reach the kernel: by the reply
- * just before the step's queued frames go to the socket (src/sim/http/write-batch.ts), else `t`, taken before the
- * output was serialised (a streamed event goes to the socket as it is written, src/sim/http/chunk-socket.ts, else at
- * `flush`, src/wire/flush.ts). It is a lower bound, so an arrival stamp is never earlier. A time taken after the write
- * could be late by whatever ran on the simulator's core first (the woken client itself, a GC), and would then count
- * that pause as the client's.
+ * Logs the send time `t` of a stream's token chunks, taken before their first byte could reach the kernel: a
+ * streamed event goes to the socket as it is written (src/sim/http/chunk-socket.ts, `chunkSocket`), else at `flush`
+ * (src/wire/flush.ts). It is a lower bound, so an arrival stamp is never earlier. A time taken after the write could
+ * be late by whatever ran on the simulator's core first (the woken client itself, a GC), and would then count that
+ * pause as the client's.
  */
-function stampSends(
-  log: SendLog | undefined,
-  sends: StreamSends,
-  reply: Reply,
-  t: number,
-  tokenChunks: number,
-  finished: boolean,
-): void {
-  if (reply.stampSends) reply.stampSends(sends.t, tokenChunks);
-  else for (let i = 0; i < tokenChunks; i++) sends.t.push(t);
+function stampSends(log: SendLog | undefined, sends: StreamSends, t: number, tokenChunks: number, finished: boolean): void {
+  for (let i = 0; i < tokenChunks; i++) sends.t.push(t);
   if (finished) log?.closed(sends);
 }
 

@@ -7,17 +7,45 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { SSE_DONE, sseData } from '../../wire/chunks';
-import type { ApiError } from './api-error';
+import { SSE_DONE, sseData, type ErrorInfo } from '../../wire/chunks';
 import { errorJsonFor, streamErrorJsonFor, type GenerationId } from './wire-shapes';
 import { flushNow } from '../../wire/flush';
 import { chunkFrame, chunkSocket, onceDrained } from './chunk-socket';
-import { afterQueued, queueWrite, type BatchedWriter } from './write-batch';
 
 /** Header on every simulator response, so clients and probes can tell it from real vLLM. */
 export const SIM_HEADER = 'x-loadlab-sim';
 
-export { ApiError } from './api-error';
+/** A vLLM-style API error: `status` is both the HTTP status and `error.code`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** vLLM's `error.type`, e.g. `BadRequestError`, `NotFoundError`, `Bad Request`. */
+    readonly type = 'BadRequestError',
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+
+  /** The message as older generations word it, where it differs (wire-shapes.ts `errorInfoFor`). */
+  wording?: Partial<Record<GenerationId, string>>;
+
+  /** Sets `wording` and returns this. */
+  wordedAs(wording: Partial<Record<GenerationId, string>>): this {
+    this.wording = wording;
+    return this;
+  }
+
+  /** The status, message, type, param and wording (what wire-shapes.ts renders per generation). */
+  get parts() {
+    return { status: this.status, message: this.message, type: this.type, param: this.param, wording: this.wording };
+  }
+
+  /** The `{"error":{message,type,param,code}}` body (vLLM ≥ 0.10.1; shape in src/wire/chunks.ts). */
+  body(): { error: ErrorInfo } {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.status } };
+  }
+}
 
 /** Python `json.dumps` spacing (moved to src/wire/chunks.ts; re-exported for existing callers). */
 export { pyJsonDumps } from '../../wire/chunks';
@@ -57,12 +85,6 @@ export interface Reply {
   blocked?(): boolean;
   /** Calls `fn` once when a blocked reply's socket drained; never if the client went away first. */
   onDrain?(fn: () => void): void;
-  /**
-   * Pushes `n` send stamps (`performance.now()`) to `t`, taken just before the events written so far reach the
-   * socket: at once if they did, else when the step's writes go out (src/sim/http/write-batch.ts). Optional: without
-   * it the caller stamps before serialising.
-   */
-  stampSends?(t: number[], n: number): void;
 }
 
 /**
@@ -70,13 +92,8 @@ export interface Reply {
  * A class, so `closed` and the methods live on one prototype: a per-reply object literal gave every reply its own
  * getter, and V8 could not inline the engine's per-token `reply.closed` check (bench/README.md §17).
  */
-class NodeReply implements Reply, BatchedWriter {
+class NodeReply implements Reply {
   private ended = false;
-  /** A frame of this reply waits in the step's write batch. */
-  private queued = false;
-  /** Send stamps to fill from `stampFrom` when the queued frames go out. */
-  private stampTo: number[] | undefined;
-  private stampFrom = 0;
   private aborted = false;
   private readonly abortFns: Array<() => void> = [];
   /** The socket events go to directly, once `chunkSocket` found one (a response keeps its socket to its end). */
@@ -130,39 +147,11 @@ class NodeReply implements Reply, BatchedWriter {
   done(): void {
     if (this.closed) return;
     this.ended = true;
-    const res = this.res;
-    afterQueued(() => res.end(SSE_DONE));
+    this.res.end(SSE_DONE);
   }
 
   destroy(): void {
-    if (this.closed) return;
-    const res = this.res;
-    afterQueued(() => res.destroy());
-  }
-
-  stampSends(t: number[], n: number): void {
-    if (!this.queued) {
-      const now = performance.now();
-      for (let i = 0; i < n; i++) t.push(now);
-      return;
-    }
-    if (this.stampTo !== t) {
-      this.stampTo = t;
-      this.stampFrom = t.length;
-    }
-    for (let i = 0; i < n; i++) t.push(0);
-  }
-
-  /** Sends a frame from the write batch: the send stamps first, then the frame, if the socket still takes it. */
-  writeNow(frame: string): void {
-    this.queued = false;
-    const t = this.stampTo;
-    if (t) {
-      this.stampTo = undefined;
-      const now = performance.now();
-      for (let i = this.stampFrom; i < t.length; i++) t[i] = now;
-    }
-    if (this.sock?.writable) this.sock.write(frame);
+    if (!this.closed) this.res.destroy();
   }
 
   flush(): void {
@@ -194,10 +183,8 @@ class NodeReply implements Reply, BatchedWriter {
   private write(s: string): void {
     if (this.closed) return;
     const sock = this.socket();
-    if (sock) {
-      this.queued = true;
-      queueWrite(this, chunkFrame(s));
-    } else this.res.write(s);
+    if (sock) sock.write(chunkFrame(s));
+    else this.res.write(s);
   }
 }
 
