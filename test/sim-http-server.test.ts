@@ -251,9 +251,16 @@ describe('simulated vLLM over HTTP', () => {
     const v = await fetch(`${sim.baseUrl}/version`);
     expect(v.headers.get('x-loadlab-sim')).toBe('1');
     // Where its engine thread is pinned, when it is (test/cpu-split.test.ts checks the CPU).
-    const { loadlab_engine_cpu: cpu, loadlab_boot_id: boot, ...said } = (await v.json()) as Record<string, unknown>;
+    // And its machine's boot and its process, so a client there can tell it from other programs (src/proc/cpu-users.ts).
+    const {
+      loadlab_engine_cpu: cpu,
+      loadlab_boot_id: boot,
+      loadlab_pid: pid,
+      ...said
+    } = (await v.json()) as Record<string, unknown>;
     expect(cpu === undefined || Number.isInteger(cpu)).toBe(true);
     expect(cpu === undefined || typeof boot === 'string').toBe(true);
+    if (process.platform === 'linux') expect([typeof boot, pid]).toEqual(['string', sim.pid]);
     expect(said).toEqual({
       version: '0.19.0',
       loadlab_sim: true,

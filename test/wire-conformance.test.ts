@@ -10,7 +10,7 @@
  * in `usage` (any integer, with total = prompt + completion checked on both sides); token chunks
  * without a finish reason are compared as a kind (their number depends on the stream granularity).
  * The simulator's extra `loadlab_sim`/`simulated`/`loadlab_profile` keys (a named deviation: simulated numbers are labelled)
- * are dropped;
+ * and its machine's keys (`loadlab_engine_cpu`, `loadlab_boot_id`, `loadlab_pid`) are dropped;
  * (3) each error fixture byte for byte.
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
@@ -41,7 +41,7 @@ interface Fixture {
 }
 
 /** The simulator's LoadLab-only keys: a named deviation, dropped before comparing. */
-const LOADLAB_KEYS = ['loadlab_sim', 'simulated', 'loadlab_profile'];
+const LOADLAB_KEYS = ['loadlab_sim', 'simulated', 'loadlab_profile', 'loadlab_engine_cpu', 'loadlab_boot_id', 'loadlab_pid'];
 
 /** The JSON object starting at `s[0]`, with `[9707 × 4090]` written out; trailing words ignored. */
 function parseRequestJson(s: string): Record<string, unknown> {

@@ -57,6 +57,8 @@ export interface EffectiveConfig {
   simEngineCpu?: number;
   /** The simulator's machine boot (`GET /version` → `loadlab_boot_id`), which tells whether it runs on this machine. */
   simBootId?: string;
+  /** The simulator's process id on that machine (`GET /version` → `loadlab_pid`). */
+  simPid?: number;
   /** `sim`, `vllm` (vLLM series or an `owned_by: vllm` card), or `other`. */
   kind: 'sim' | 'vllm' | 'other';
   /** What could not be read, one line each (e.g. `GET /metrics: HTTP 404`). */
@@ -140,6 +142,7 @@ export async function recordEffectiveConfig(baseUrl: string, opts: EffectiveConf
   }
   if (Number.isInteger(v?.loadlab_engine_cpu)) out.simEngineCpu = v?.loadlab_engine_cpu as number;
   if (typeof v?.loadlab_boot_id === 'string') out.simBootId = v.loadlab_boot_id;
+  if (Number.isInteger(v?.loadlab_pid)) out.simPid = v?.loadlab_pid as number;
   const m = parseJson(mod);
   const cards = m && Array.isArray(m.data) ? (m.data as Array<Record<string, unknown>>) : [];
   out.models = cards.map((c) => {

@@ -39,6 +39,8 @@ export interface TargetProbe {
   simEngineCpu?: number;
   /** LoadLab's simulator only: its machine's boot id (`GET /version` → `loadlab_boot_id`). */
   simBootId?: string;
+  /** LoadLab's simulator only: its process id on that machine (`GET /version` → `loadlab_pid`). */
+  simPid?: number;
 }
 
 /** Options of `probeTarget`. */
@@ -80,5 +82,6 @@ export async function probeTarget(baseUrl: string, apiKey?: string, opts: ProbeO
   if (cfg.simProfile) probe.simProfile = cfg.simProfile;
   if (cfg.simEngineCpu !== undefined) probe.simEngineCpu = cfg.simEngineCpu;
   if (cfg.simBootId !== undefined) probe.simBootId = cfg.simBootId;
+  if (cfg.simPid !== undefined) probe.simPid = cfg.simPid;
   return probe;
 }

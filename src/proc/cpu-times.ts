@@ -12,7 +12,7 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 
 /** Linux clock ticks per second (`USER_HZ`); see the module comment. */
-const USER_HZ = 100;
+export const USER_HZ = 100;
 
 /**
  * The fields of a `/proc/…/stat` line after `pid (comm) `, from field 3 (state) on: field N is index N − 3

@@ -12,6 +12,8 @@ import type { RequestRecord, RunSummary, Slo } from '../types';
 import type { TargetAuth } from '../client/url';
 import type { ClientHealth, ClientHealthWatch, SimLatenessVerdict, SimLatenessWatch } from './health';
 import { withStampLag } from './stamp-lag';
+import { bootId, isLoopbackUrl } from '../proc/cpu-split';
+import { type CpuUser, type CpuUsers, cpuUsersSentence, watchCpuUsers } from '../proc/cpu-users';
 import { workerVerdicts, type WorkersHealth } from './worker-health';
 
 /** What the load phase of a run observed, beside its records. */
@@ -20,6 +22,36 @@ export interface RunObservations {
   simLateness?: SimLatenessVerdict;
   /** How late the pacer sent each scheduled request, ms. */
   latenessMs: number[];
+  /** Which processes on this machine used the CPU over the run (src/proc/cpu-users.ts); absent where unreadable. */
+  cpuUsers?: CpuUsers;
+}
+
+/**
+ * Start reading which processes use this machine's CPU over a run (call before the load). A simulator is
+ * marked as such when it runs on this machine (a loopback URL and this boot's id in `GET /version`).
+ */
+export function watchRunCpuUsers(target: {
+  rootUrl: string;
+  probe: { simBootId?: string; simPid?: number };
+}): ReturnType<typeof watchCpuUsers> {
+  const { simBootId, simPid } = target.probe;
+  const here = simPid !== undefined && isLoopbackUrl(target.rootUrl) && simBootId !== undefined && simBootId === bootId();
+  return watchCpuUsers(here ? { simulatorPid: simPid } : {});
+}
+
+/**
+ * The warning that names who else used the CPU, when a verdict was flagged with a wait for a core in it: the
+ * client's stall blamed other processes, or the simulator's late steps waited for a core. The flagged side is
+ * left out of the list (its own verdict describes it). Pure.
+ */
+export function cpuUsersWarning(seen: RunObservations): string | undefined {
+  const client = seen.clientHealth.clientBound && seen.clientHealth.stall?.cause === 'other-processes';
+  const sim = seen.simLateness?.simBehind === true && (seen.simLateness.cpu?.lateMs?.waitingForCpu ?? 0) > 0;
+  if (!seen.cpuUsers || (!client && !sim)) return undefined;
+  const exclude: Array<CpuUser['role']> = [...(client ? ['self' as const] : []), ...(sim ? ['simulator' as const] : [])];
+  const besides = [client ? 'this process' : '', sim ? 'the simulator' : ''].filter(Boolean).join(' and ');
+  const words = cpuUsersSentence(seen.cpuUsers, exclude, besides).trim();
+  return words === '' ? undefined : `Who else used the CPU: ${words}`;
 }
 
 /**
@@ -33,18 +65,22 @@ export async function observed(
   target: { rootUrl: string; probe: { simulated?: boolean } },
   origin: number,
   auth: TargetAuth,
-  simWatch: SimLatenessWatch | undefined,
+  watches: { simWatch?: SimLatenessWatch; users?: ReturnType<typeof watchCpuUsers> },
   interrupted: boolean,
 ): Promise<RunObservations> {
   const health = load.health.stop();
+  const cpuUsers = watches.users?.finish();
   // An interrupted run saves at once: no round trips for the send log (its verdict stays the loop's).
   const checkStamps = target.probe.simulated === true && !interrupted;
   return {
     clientHealth: checkStamps ? await withStampLag(health, records, target.rootUrl, origin, auth, load.workerOf) : health,
-    simLateness: await simWatch?.finish(),
+    simLateness: await watches.simWatch?.finish(),
     latenessMs: load.latenessMs,
+    ...(cpuUsers ? { cpuUsers } : {}),
   };
 }
+
+const warningOf = (w: string | undefined) => (w === undefined ? [] : [w]);
 
 /** Summary of the measured records plus the health verdicts. */
 export function runSummary(records: readonly RequestRecord[], slo: Slo | undefined, seen: RunObservations): RunSummary {
@@ -53,7 +89,7 @@ export function runSummary(records: readonly RequestRecord[], slo: Slo | undefin
     health: {
       clientBound: seen.clientHealth.clientBound,
       simBehind: seen.simLateness?.simBehind ?? false,
-      warnings: [...seen.clientHealth.reasons, ...(seen.simLateness?.reasons ?? [])],
+      warnings: [...seen.clientHealth.reasons, ...(seen.simLateness?.reasons ?? []), ...warningOf(cpuUsersWarning(seen))],
       ...(seen.clientHealth.stall ? { clientStall: seen.clientHealth.stall } : {}),
       ...(seen.clientHealth.stampLag ? { clientStampLag: seen.clientHealth.stampLag } : {}),
       ...('workers' in seen.clientHealth ? { workers: workerVerdicts(seen.clientHealth as WorkersHealth) } : {}),
@@ -97,6 +133,7 @@ export function runPatch(
         : {}),
       ...seen.clientHealth,
       ...(seen.simLateness ? { simLateness: seen.simLateness } : {}),
+      ...(seen.cpuUsers ? { cpuUsers: seen.cpuUsers } : {}),
     },
   };
   if (interrupted) {

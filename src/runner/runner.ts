@@ -19,7 +19,7 @@ import { dispatchLoad } from '../schedule/dispatch';
 import { runSessions, type SessionFire, type SessionsReport } from '../schedule/session-driver';
 import { startClientHealth, startSimLatenessWatch, type ClientHealthWatch } from './health';
 import { createProgress, type Progress, type ProgressTracker } from './progress';
-import { observed, runPatch, runSummary, saveOutcome } from './runner-outcome';
+import { observed, runPatch, runSummary, saveOutcome, watchRunCpuUsers } from './runner-outcome';
 import { createRunSender, type RunSender } from './runner-sender';
 import { checkDurationMs, durationStopRule, watchRunStop } from './runner-stop';
 import type { LoadShape } from '../schedule/shapes';
@@ -97,6 +97,7 @@ async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult
   const sender = pool ?? createRunSender({ client, signal: stop.signal, progress, writer, onRecord: opts.onRecord });
   const samplers = startSamplers({ ...opts, ...auth }, target.rootUrl, now, writer);
   const simWatch = target.probe.simulated ? await startSimLatenessWatch(target.rootUrl, { auth }) : undefined;
+  const users = watchRunCpuUsers(target);
   const loading = pool
     ? driveWorkers(pool, ro, now, stop.signal)
     : driveLoad(ro, sender as RunSender, now, progress, stop.signal, opts.durationMs);
@@ -109,7 +110,7 @@ async function runOnTarget(opts: RunLoadOptions, r: Resolved): Promise<RunResult
     throw err;
   });
   const status = stop.signal.aborted ? 'interrupted' : 'complete';
-  const seen = await observed(load, sender.records, target, origin, auth, simWatch, status === 'interrupted');
+  const seen = await observed(load, sender.records, target, origin, auth, { simWatch, users }, status === 'interrupted');
   const sampled = await samplers.stop();
   progress.finish();
   stop.detach();

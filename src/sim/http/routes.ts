@@ -191,8 +191,11 @@ export async function route(
   } else if (is('GET', '/version')) {
     const profile = ctx.profile ? { loadlab_profile: ctx.profile } : {};
     // Where the engine thread is pinned, and on which machine's boot (src/proc/cpu-split.ts).
-    const cpu = ctx.engineCpu !== undefined ? { loadlab_engine_cpu: ctx.engineCpu, loadlab_boot_id: bootId() } : {};
-    reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true, ...profile, ...cpu });
+    // Its process, so a client on the same machine can tell it from other programs (src/proc/cpu-users.ts).
+    const cpu = ctx.engineCpu !== undefined ? { loadlab_engine_cpu: ctx.engineCpu } : {};
+    const boot = bootId();
+    const here = boot !== undefined ? { loadlab_boot_id: boot, loadlab_pid: process.pid } : {};
+    reply.json(200, { version: ctx.generation.version, loadlab_sim: true, simulated: true, ...profile, ...cpu, ...here });
   } else if (is('GET', '/metrics')) {
     // Rendering (~56 KB, ≈0.6 ms) waits for the gap after a step, so a scrape never makes a step late.
     const { engine, metrics } = ctx.gen;
