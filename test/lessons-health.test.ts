@@ -39,7 +39,21 @@ savePoint(
   { health: { clientBound: false, simBehind: true } },
   {
     startedAt: '2026-12-05T07:21:00.000Z',
-    client: { simLateness: { p99Ms: 2.8, steps: 20, cpu: { lateMs: { waitingForCpu: 2.9, gc: 0.4, other: 0 } } } },
+    client: {
+      simLateness: { p99Ms: 2.8, steps: 20, cpu: { lateMs: { waitingForCpu: 2.9, gc: 0.4, other: 0 } } },
+      // Who used the CPU over the point (src/proc/cpu-users.ts): the line names the largest users but the two of LoadLab.
+      cpuUsers: {
+        wallMs: 2900,
+        totalMs: 1160,
+        top: [
+          { pid: 10, name: 'node tslab', cpuMs: 600, role: 'self' },
+          { pid: 11, name: 'node sim/main.js', cpuMs: 480, role: 'simulator' },
+          { pid: 84, name: 'kdamond.0', cpuMs: 30, kernelThread: true },
+          { pid: 12, name: 'python3 nbconvert', cpuMs: 20 },
+          { pid: 1, name: 'init', cpuMs: 10 },
+        ],
+      },
+    },
   },
 );
 mkdirSync(join(root, '03-burst', 'charts'), { recursive: true }); // no summary: not a point
@@ -66,7 +80,8 @@ describe('the lessons’ measurement health', () => {
     );
     expect(lines[1]).toBe('  03-burst/burst-128: client-bound (stamp lag p99 5.35 ms)');
     expect(lines[2]).toBe(
-      '  04-chunked-prefill/chunk512: simulator behind (step lateness p99 2.80 ms over 20 steps; its late steps: waiting for a core 2.90 ms, its GC 0.40 ms, other 0.00 ms)',
+      '  04-chunked-prefill/chunk512: simulator behind (step lateness p99 2.80 ms over 20 steps; its late steps: waiting for a core 2.90 ms, its GC 0.40 ms, other 0.00 ms); ' +
+        "other processes' CPU: kdamond.0 (a kernel thread) 0.03 s, python3 nbconvert (pid 12) 0.02 s",
     );
     expect(lines).toHaveLength(3);
   });

@@ -9,6 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { type CpuUsers, usersWords } from '../proc/cpu-users';
 
 /** One saved point's health. */
 export interface PointHealth {
@@ -25,6 +26,8 @@ export interface PointHealth {
   lateMs?: { waitingForCpu: number; gc?: number; other: number };
   /** When the run started (ISO time). */
   startedAt?: string;
+  /** Which processes used the machine's CPU over the run (`manifest.client.cpuUsers`), when recorded. */
+  cpuUsers?: CpuUsers;
 }
 
 function readJson(file: string): Record<string, unknown> | undefined {
@@ -53,6 +56,10 @@ function pointHealth(dir: string, point: string): PointHealth | undefined {
   if (steps !== undefined) out.steps = steps;
   if (late) out.lateMs = late;
   if (typeof manifest.startedAt === 'string') out.startedAt = manifest.startedAt;
+  const users = (manifest.client as { cpuUsers?: CpuUsers } | undefined)?.cpuUsers;
+  if (users && Array.isArray(users.top) && users.top.every((u) => typeof u?.name === 'string' && typeof u.cpuMs === 'number')) {
+    out.cpuUsers = users;
+  }
   return out;
 }
 
@@ -89,6 +96,9 @@ function flagWords(p: PointHealth): string {
     const p99 = p.stepLatenessP99Ms !== undefined ? ` (step lateness p99 ${ms(p.stepLatenessP99Ms)}${steps}${causes})` : '';
     parts.push(`simulator behind${p99}`);
   }
+  // Who else held the CPU over the point: neither the notebook kernel (this process) nor its simulator.
+  const others = p.cpuUsers ? usersWords(p.cpuUsers, ['self', 'simulator'], 2) : '';
+  if (others !== '') parts.push(`other processes' CPU: ${others}`);
   return parts.join('; ');
 }
 
