@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { Check, DoctorReport } from '../src/cli/doctor';
+import { calibrationOthers, type Check, type DoctorReport } from '../src/cli/doctor';
 import { checkModelPath, checkServeFlags, checkTslab, nodeVersionOk, runningVllmServes } from '../src/cli/doctor-env';
 import { engineOf, LESSON04_MIX_MAX_TOKENS, recommendedMaxModelLen } from '../src/cli/doctor-target';
 import { launchVllm } from '../src/vllm/launcher';
@@ -202,6 +202,23 @@ describe('doctor checks (pure parts)', () => {
     expect(engineOf([], undefined, true)).toBe('V1 (simulated)');
   });
 
+  it('a failed calibration names who else used the CPU, leaving out this process and its null server', () => {
+    const users = {
+      wallMs: 5100,
+      totalMs: 9000,
+      top: [
+        { pid: 5, name: 'python3 train.py', cpuMs: 4900 },
+        { pid: 10, name: 'node loadlab.js', cpuMs: 2600, role: 'self' as const },
+        { pid: 11, name: 'node calibrate/null-server.js', cpuMs: 1400 },
+        { pid: 84, name: 'kdamond.0', cpuMs: 40, kernelThread: true as const },
+      ],
+    };
+    expect(calibrationOthers(users, 11)).toBe(
+      ' Besides this process and its null server, the most CPU went to python3 train.py (pid 5) 4.90 s, kdamond.0 (a kernel thread) 0.04 s.',
+    );
+    expect(calibrationOthers({ ...users, top: users.top.slice(1, 3) }, 11)).toBe('');
+    expect(calibrationOthers(undefined, 11)).toBe('');
+  });
   it('recommends --max-model-len 8192 unless the longest request needs more', () => {
     expect([5193, 8192, 8193].map(recommendedMaxModelLen)).toEqual([8192, 8192, 16384]);
   });

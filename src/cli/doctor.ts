@@ -6,6 +6,7 @@
  * command that fixes it, or JSON with `--json`, and exits 1 when a required check failed.
  */
 import { calibrateClient } from '../calibrate/calibrate';
+import { type CpuUsers, usersWords, watchCpuUsers } from '../proc/cpu-users';
 import { table } from '../view/tables';
 import { checkDataWritable, checkModelPath, checkNode, checkPlotly, checkServeFlags, checkTslab } from './doctor-env';
 import { checkGpu, checkMaxModelLen, checkTarget, checkVllmPort } from './doctor-target';
@@ -96,12 +97,14 @@ export async function doctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
   if (!skip.has('calibration')) {
     const seconds = opts.calibrateSeconds ?? 5;
     try {
+      const users = watchCpuUsers();
       const cal = await calibrateClient({ seconds });
+      const others = cal.ok ? '' : calibrationOthers(users?.finish(), cal.serverPid);
       add({
         name: 'client calibration',
         level: 'optional',
         ok: cal.ok,
-        detail: `${seconds} s, ${cal.cores} cores, load average ${cal.loadAverage1m}: ${cal.verdict}`,
+        detail: `${seconds} s, ${cal.cores} cores, load average ${cal.loadAverage1m}: ${cal.verdict}${others}`,
         ...(cal.ok ? {} : { fix: 'top -o %CPU  # stop what takes the CPU, then run loadlab doctor again' }),
       });
     } catch (err) {
@@ -117,6 +120,16 @@ export async function doctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
   const report = { ok: checks.every((c) => c.ok || c.level === 'optional'), checks };
   if (opts.display ?? true) showReport(report);
   return report;
+}
+
+/**
+ * Who else used the CPU while the client calibrated (with a leading space; '' when no one, or unknown): the largest
+ * users over it but this process and the calibration's null server (`serverPid`). Pure.
+ */
+export function calibrationOthers(u: CpuUsers | undefined, serverPid: number | undefined): string {
+  if (!u) return '';
+  const words = usersWords({ ...u, top: u.top.filter((x) => x.pid !== serverPid) }, ['self']);
+  return words === '' ? '' : ` Besides this process and its null server, the most CPU went to ${words}.`;
 }
 
 /** Shows the report as a table in a notebook (a no-op outside a kernel); returns the HTML when not displayed. */
