@@ -24,7 +24,10 @@ savePoint(
   { health: { clientBound: true, simBehind: false, clientStampLag: { p99Ms: 5.352 } } },
   {
     startedAt: '2026-12-05T07:20:00.000Z',
-    client: { simLateness: { p99Ms: 0.5, steps: 388, cpu: { lateMs: { waitingForCpu: 7.1, gc: 0, other: 0 } } } },
+    client: {
+      simLateness: { p99Ms: 0.5, steps: 388, cpu: { lateMs: { waitingForCpu: 7.1, gc: 0, other: 0 } } },
+      cpuUsers: { wallMs: 3000, totalMs: 1020, top: [{ pid: 84, name: 'kdamond.0', cpuMs: 20, kernelThread: true }] },
+    },
   },
 );
 savePoint(
@@ -78,12 +81,18 @@ describe('the lessons’ measurement health', () => {
     expect(lines[0]).toBe(
       'Measurement health: 2 of the 3 points (2 measured now, 1 reused from earlier runs) flagged (client-bound 1, simulator behind 1); their tail figures (p99 ITL, TPOT) are less sure:',
     );
-    expect(lines[1]).toBe('  03-burst/burst-128: client-bound (stamp lag p99 5.35 ms)');
+    expect(lines[1]).toBe(
+      "  03-burst/burst-128: client-bound (stamp lag p99 5.35 ms); other processes' CPU: kdamond.0 (a kernel thread) 0.02 s",
+    );
     expect(lines[2]).toBe(
       '  04-chunked-prefill/chunk512: simulator behind (step lateness p99 2.80 ms over 20 steps; its late steps: waiting for a core 2.90 ms, its GC 0.40 ms, other 0.00 ms); ' +
         "other processes' CPU: kdamond.0 (a kernel thread) 0.03 s, python3 nbconvert (pid 12) 0.02 s",
     );
-    expect(lines).toHaveLength(3);
+    // A process in more than one flagged point is the machine's, and a last line says so.
+    expect(lines[3]).toBe(
+      '  Other processes that ran in the flagged points (of 2): kdamond.0 (a kernel thread) in 2 (0.05 s in all; in 2 of the 2 points recorded).',
+    );
+    expect(lines).toHaveLength(4);
   });
 
   it('nothing flagged says so; no points print nothing', () => {

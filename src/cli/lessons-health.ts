@@ -118,5 +118,39 @@ export function healthLines(points: readonly PointHealth[], sinceIso?: string): 
       ? `Measurement health: ${points.length} point${points.length === 1 ? '' : 's'}${when}, none flagged.`
       : `Measurement health: ${flagged.length} of the ${points.length} points${when} flagged ` +
         `(client-bound ${clientBound}, simulator behind ${simBehind}); their tail figures (p99 ITL, TPOT) are less sure:`;
-  return [head, ...flagged.map((p) => `  ${p.point}: ${flagWords(p)}`)];
+  const across = recurringOthers(flagged, points);
+  return [head, ...flagged.map((p) => `  ${p.point}: ${flagWords(p)}`), ...(across ? [across] : [])];
+}
+
+/** Other processes (neither a notebook kernel nor its simulator) by name: in how many points, their CPU there in all. */
+function othersByName(points: readonly PointHealth[]): Map<string, { points: number; cpuMs: number; kernelThread: boolean }> {
+  const byName = new Map<string, { points: number; cpuMs: number; kernelThread: boolean }>();
+  for (const p of points) {
+    for (const u of p.cpuUsers?.top ?? []) {
+      if (u.role !== undefined) continue;
+      const seen = byName.get(u.name) ?? { points: 0, cpuMs: 0, kernelThread: u.kernelThread === true };
+      byName.set(u.name, { ...seen, points: seen.points + 1, cpuMs: seen.cpuMs + u.cpuMs });
+    }
+  }
+  return byName;
+}
+
+/**
+ * Which other processes ran in two or more of the `flagged` points, most often first: in how many, their CPU there
+ * in all, and in how many of `all` the points they ran (a process in every point, flagged or not, is the machine's,
+ * and no more the cause of one point than of another); undefined when none did. Pure.
+ */
+export function recurringOthers(flagged: readonly PointHealth[], all: readonly PointHealth[]): string | undefined {
+  const everywhere = othersByName(all);
+  const ranked = [...othersByName(flagged)]
+    .filter(([, x]) => x.points >= 2)
+    .sort((a, b) => b[1].points - a[1].points || b[1].cpuMs - a[1].cpuMs);
+  if (ranked.length === 0) return undefined;
+  const known = all.filter((p) => p.cpuUsers).length;
+  const words = ranked.slice(0, 3).map(([name, x]) => {
+    const kind = x.kernelThread ? ' (a kernel thread)' : '';
+    const cpu = (x.cpuMs / 1000).toFixed(2);
+    return `${name}${kind} in ${x.points} (${cpu} s in all; in ${everywhere.get(name)?.points ?? x.points} of the ${known} points recorded)`;
+  });
+  return `  Other processes that ran in the flagged points (of ${flagged.length}): ${words.join(', ')}.`;
 }
