@@ -65,6 +65,7 @@ describe('cpuUsersBetween', () => {
 
   it('ranks each process by the CPU it used in between, names it, and marks this process, the simulator and kernel threads', () => {
     expect(u).toEqual({
+      simulatorPid: 300,
       wallMs: 2346,
       totalMs: 800 + 300 + 210 + 50 + 20,
       top: [
@@ -98,6 +99,7 @@ describe('cpuUsersBetween', () => {
 
 describe('cpuUsersWarning', () => {
   const users: CpuUsers = {
+    simulatorPid: 11,
     wallMs: 2900,
     totalMs: 900,
     top: [
@@ -132,6 +134,10 @@ describe('cpuUsersWarning', () => {
   it('says nothing when no verdict waited for a core, or without a reading', () => {
     expect(cpuUsersWarning({ clientHealth: health, simLateness: sim(0), latenessMs: [], cpuUsers: users })).toBeUndefined();
     expect(cpuUsersWarning({ clientHealth: health, simLateness: sim(11), latenessMs: [] })).toBeUndefined();
+    // A simulator on another machine shares no CPU with the processes read here.
+    const { simulatorPid: _, ...elsewhere } = users;
+    const remote = { ...elsewhere, top: users.top.filter((x) => x.role !== 'simulator') };
+    expect(cpuUsersWarning({ clientHealth: health, simLateness: sim(11), latenessMs: [], cpuUsers: remote })).toBeUndefined();
     const own = { ...health, clientBound: true, stall: { cause: 'own-cpu' } } as RunObservations['clientHealth'];
     expect(cpuUsersWarning({ clientHealth: own, latenessMs: [], cpuUsers: users })).toBeUndefined();
   });

@@ -51,6 +51,8 @@ export interface CpuUsers {
   totalMs: number;
   /** The largest users, most first (at most {@link TOP_USERS}, each ≥ one 10 ms tick), this process and the simulator among them. */
   top: CpuUser[];
+  /** The simulator's pid, when it runs on this machine (whether or not it made the top). */
+  simulatorPid?: number;
 }
 
 /** How many users a record keeps. */
@@ -156,7 +158,8 @@ export function cpuUsersBetween(
       ...(role ? { role } : {}),
     };
   });
-  return { wallMs: Math.round(wallMs), totalMs: Math.round(totalMs), top };
+  const sim = opts.simulatorPid !== undefined ? { simulatorPid: opts.simulatorPid } : {};
+  return { wallMs: Math.round(wallMs), totalMs: Math.round(totalMs), top, ...sim };
 }
 
 /** Reads every process's CPU now and again at `finish()`; undefined where `/proc` is unreadable. */

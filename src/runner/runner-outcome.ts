@@ -41,12 +41,14 @@ export function watchRunCpuUsers(target: {
 
 /**
  * The warning that names who else used the CPU, when a verdict was flagged with a wait for a core in it: the
- * client's stall blamed other processes, or the simulator's late steps waited for a core. The flagged side is
- * left out of the list (its own verdict describes it). Pure.
+ * client's stall blamed other processes, or the late steps of a simulator on this machine waited for a core (a
+ * simulator elsewhere shares no CPU with the processes read here). The flagged side is left out of the list (its
+ * own verdict describes it). Pure.
  */
 export function cpuUsersWarning(seen: RunObservations): string | undefined {
   const client = seen.clientHealth.clientBound && seen.clientHealth.stall?.cause === 'other-processes';
-  const sim = seen.simLateness?.simBehind === true && (seen.simLateness.cpu?.lateMs?.waitingForCpu ?? 0) > 0;
+  const waited = (seen.simLateness?.cpu?.lateMs?.waitingForCpu ?? 0) > 0;
+  const sim = seen.simLateness?.simBehind === true && waited && seen.cpuUsers?.simulatorPid !== undefined;
   if (!seen.cpuUsers || (!client && !sim)) return undefined;
   const exclude: Array<CpuUser['role']> = [...(client ? ['self' as const] : []), ...(sim ? ['simulator' as const] : [])];
   const besides = [client ? 'this process' : '', sim ? 'the simulator' : ''].filter(Boolean).join(' and ');
