@@ -88,10 +88,13 @@ describe('cpuUsersBetween', () => {
   });
   it('says who else used the CPU, leaving out the roles asked', () => {
     expect(cpuUsersSentence(u, ['self'], 'this process')).toBe(
-      " Over the run's 2.35 s, besides this process, the most CPU on this machine went to the simulator (pid 300) 0.30 s, " +
+      " Over the run's 2.35 s, the processes on this machine besides this process used 0.58 s of CPU (25 % of one core); " +
+        'the most went to the simulator (pid 300) 0.30 s, ' +
         'kdamond.0 (a kernel thread) 0.21 s, python3 jupyter-lab (pid 400) 0.05 s.',
     );
-    expect(cpuUsersSentence(u, ['simulator'], 'the simulator')).toContain('went to this process (pid 200) 0.80 s, kdamond.0');
+    expect(cpuUsersSentence(u, ['simulator'], 'the simulator')).toContain(
+      'used 1.08 s of CPU (46 % of one core); the most went to this process (pid 200) 0.80 s, kdamond.0',
+    );
     expect(cpuUsersSentence(undefined, [], '')).toBe('');
     expect(cpuUsersSentence({ wallMs: 1, totalMs: 0, top: [] }, [], '')).toBe('');
   });
@@ -120,16 +123,21 @@ describe('cpuUsersWarning', () => {
   it("names the others when the simulator's late steps waited for a core, this process among them", () => {
     const w = cpuUsersWarning({ clientHealth: health, simLateness: sim(11), latenessMs: [], cpuUsers: users });
     expect(w).toBe(
-      "Who else used the CPU: Over the run's 2.90 s, besides the simulator, the most CPU on this machine went to " +
+      "Who else used the CPU: Over the run's 2.90 s, the processes on this machine besides the simulator used 0.60 s of CPU " +
+        '(21 % of one core); the most went to ' +
         'this process (pid 10) 0.50 s, kdamond.0 (a kernel thread) 0.04 s.',
     );
   });
   it("leaves this process out when the client's loop was late for other processes", () => {
     const bound = { ...health, clientBound: true, stall: { cause: 'other-processes' } } as RunObservations['clientHealth'];
     const w = cpuUsersWarning({ clientHealth: bound, latenessMs: [], cpuUsers: users });
-    expect(w).toContain('besides this process, the most CPU on this machine went to the simulator (pid 11) 0.30 s');
+    expect(w).toContain(
+      'besides this process used 0.40 s of CPU (14 % of one core); the most went to the simulator (pid 11) 0.30 s',
+    );
     const both = cpuUsersWarning({ clientHealth: bound, simLateness: sim(1), latenessMs: [], cpuUsers: users });
-    expect(both).toContain('besides this process and the simulator, the most CPU on this machine went to kdamond.0');
+    expect(both).toContain(
+      'besides this process and the simulator used 0.10 s of CPU (3 % of one core); the most went to kdamond.0',
+    );
   });
   it('says nothing when no verdict waited for a core, or without a reading', () => {
     expect(cpuUsersWarning({ clientHealth: health, simLateness: sim(0), latenessMs: [], cpuUsers: users })).toBeUndefined();

@@ -196,11 +196,18 @@ export function usersWords(u: CpuUsers, exclude: ReadonlyArray<CpuUser['role']>,
 
 /**
  * One sentence on who else used this machine's CPU over the run, `besides` the excluded roles (e.g. `this
- * process`), with a leading space; '' without a reading, or when no other process used a tick. Pure.
+ * process`): their CPU in all and the largest of them, with a leading space; '' without a reading, or when no
+ * other process used a tick. Pure.
  */
 export function cpuUsersSentence(u: CpuUsers | undefined, exclude: ReadonlyArray<CpuUser['role']>, besides: string): string {
   if (!u) return '';
   const words = usersWords(u, exclude);
   if (words === '') return '';
-  return ` Over the run's ${s2(u.wallMs)} s, besides ${besides}, the most CPU on this machine went to ${words}.`;
+  const left = u.top.filter((x) => exclude.includes(x.role)).reduce((s, x) => s + x.cpuMs, 0);
+  const restMs = Math.max(0, u.totalMs - left);
+  const share = u.wallMs > 0 ? ` (${Math.round((restMs / u.wallMs) * 100)} % of one core)` : '';
+  return (
+    ` Over the run's ${s2(u.wallMs)} s, the processes on this machine besides ${besides} used ${s2(restMs)} s of CPU` +
+    `${share}; the most went to ${words}.`
+  );
 }
