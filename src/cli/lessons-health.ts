@@ -9,7 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type CpuUsers, usersWords } from '../proc/cpu-users';
+import { type CpuUsers, userName, usersWords } from '../proc/cpu-users';
 
 /** One saved point's health. */
 export interface PointHealth {
@@ -148,9 +148,8 @@ export function recurringOthers(flagged: readonly PointHealth[], all: readonly P
   if (ranked.length === 0) return undefined;
   const known = all.filter((p) => p.cpuUsers).length;
   const words = ranked.slice(0, 3).map(([name, x]) => {
-    const kind = x.kernelThread ? ' (a kernel thread)' : '';
     const cpu = (x.cpuMs / 1000).toFixed(2);
-    return `${name}${kind} in ${x.points} (${cpu} s in all; in ${everywhere.get(name)?.points ?? x.points} of the ${known} points recorded)`;
+    return `${userName({ name, kernelThread: x.kernelThread })} in ${x.points} (${cpu} s in all; in ${everywhere.get(name)?.points ?? x.points} of the ${known} points recorded)`;
   });
   return `  Other processes that ran in the flagged points (of ${flagged.length}): ${words.join(', ')}.`;
 }

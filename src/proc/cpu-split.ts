@@ -190,6 +190,11 @@ export function bootId(): string | undefined {
   }
 }
 
+/** True when a server at `rootUrl` that gave `serverBootId` (`GET /version`) runs on this machine: a loopback URL and this boot's id. */
+export function onThisMachine(rootUrl: string, serverBootId: string | undefined): boolean {
+  return isLoopbackUrl(rootUrl) && serverBootId !== undefined && serverBootId === bootId();
+}
+
 /** Loopback hosts (a port forwarded there may still lead elsewhere: the boot id decides). */
 export function isLoopbackUrl(url: string): boolean {
   try {
@@ -217,7 +222,7 @@ export function loadThreadCpus(
     return {
       note: "not pinned (the simulator's engine thread is not pinned: one CPU, not Linux, no taskset, LOADLAB_CPU_SPLIT=0 where it runs, or an older simulator)",
     };
-  if (!isLoopbackUrl(rootUrl) || simBootId === undefined || simBootId !== bootId())
+  if (!onThisMachine(rootUrl, simBootId))
     return { note: 'not pinned (the simulator is not on this machine, or did not say which machine it is on)' };
   const now = thisThreadCpus();
   if (!now) return { note: 'not pinned (no /proc/thread-self: not Linux)' };

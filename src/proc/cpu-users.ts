@@ -12,7 +12,7 @@
  * project's 2-core VM, bench/README.md §28), so it is taken outside the measured load.
  */
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
-import { USER_HZ } from './cpu-times';
+import { statFields, USER_HZ } from './cpu-times';
 
 /** `PF_KTHREAD` (include/linux/sched.h): the task is a kernel thread. */
 const PF_KTHREAD = 0x00200000;
@@ -58,16 +58,12 @@ export interface CpuUsers {
 /** How many users a record keeps. */
 export const TOP_USERS = 6;
 
-/**
- * One `/proc/<pid>/stat` line as {@link ProcCpuTime}; undefined when it is not one. The name sits in
- * parentheses and may itself hold spaces and parentheses, so the fields are counted from the last `)`. Pure.
- */
+/** One `/proc/<pid>/stat` line as {@link ProcCpuTime} (its fields by `statFields`); undefined when it is not one. Pure. */
 export function parseProcStat(line: string): ProcCpuTime | undefined {
   const open = line.indexOf('(');
   const close = line.lastIndexOf(')');
   if (open < 0 || close < open) return undefined;
-  // Fields 3 on: state, ppid, pgrp, session, tty_nr, tpgid, flags (9), …, utime (14), stime (15).
-  const rest = line.slice(close + 2).split(' ');
+  const rest = statFields(line); // flags (9) at 6, utime (14) and stime (15) at 11 and 12
   const flags = Number(rest[6]);
   const ticks = Number(rest[11]) + Number(rest[12]);
   if (!Number.isFinite(flags) || !Number.isFinite(ticks)) return undefined;
@@ -177,20 +173,18 @@ export function watchCpuUsers(opts: { simulatorPid?: number } = {}): { finish():
 
 const s2 = (ms: number) => (ms / 1000).toFixed(2);
 
+/** A process's name as the words give it: `kdamond.0 (a kernel thread)`, or the name alone. */
+export const userName = (x: { name: string; kernelThread?: boolean }): string =>
+  x.kernelThread ? `${x.name} (a kernel thread)` : x.name;
+
 /**
  * The largest users but the excluded roles, as words: `kdamond.0 (a kernel thread) 0.21 s, python3 jupyter-lab
  * (pid 812) 0.05 s`; '' when none is left. Pure.
  */
 export function usersWords(u: CpuUsers, exclude: ReadonlyArray<CpuUser['role']>, n = 3): string {
   const shown = u.top.filter((x) => !exclude.includes(x.role)).slice(0, n);
-  const who = (x: CpuUser) =>
-    x.kernelThread
-      ? `${x.name} (a kernel thread)`
-      : x.role === 'simulator'
-        ? `the simulator (pid ${x.pid})`
-        : x.role === 'self'
-          ? `this process (pid ${x.pid})`
-          : `${x.name} (pid ${x.pid})`;
+  const roles = { simulator: 'the simulator', self: 'this process' };
+  const who = (x: CpuUser) => (x.kernelThread ? userName(x) : `${x.role ? roles[x.role] : x.name} (pid ${x.pid})`);
   return shown.map((x) => `${who(x)} ${s2(x.cpuMs)} s`).join(', ');
 }
 

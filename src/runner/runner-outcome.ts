@@ -12,7 +12,7 @@ import type { RequestRecord, RunSummary, Slo } from '../types';
 import type { TargetAuth } from '../client/url';
 import type { ClientHealth, ClientHealthWatch, SimLatenessVerdict, SimLatenessWatch } from './health';
 import { withStampLag } from './stamp-lag';
-import { bootId, isLoopbackUrl } from '../proc/cpu-split';
+import { onThisMachine } from '../proc/cpu-split';
 import { type CpuUser, type CpuUsers, cpuUsersSentence, watchCpuUsers } from '../proc/cpu-users';
 import { workerVerdicts, type WorkersHealth } from './worker-health';
 
@@ -35,8 +35,7 @@ export function watchRunCpuUsers(target: {
   probe: { simBootId?: string; simPid?: number };
 }): ReturnType<typeof watchCpuUsers> {
   const { simBootId, simPid } = target.probe;
-  const here = simPid !== undefined && isLoopbackUrl(target.rootUrl) && simBootId !== undefined && simBootId === bootId();
-  return watchCpuUsers(here ? { simulatorPid: simPid } : {});
+  return watchCpuUsers(simPid !== undefined && onThisMachine(target.rootUrl, simBootId) ? { simulatorPid: simPid } : {});
 }
 
 /**
