@@ -35,7 +35,8 @@ function disturbanceMs(name: string): number {
   if (!disturbed(name)) return 0;
   const r = run(name);
   const late = (r.manifest.client as { simLateness?: SimLatenessVerdict }).simLateness?.cpu?.lateMs;
-  return (r.summary.health?.clientStampLag?.maxMs ?? 0) + (late ? late.waitingForCpu + late.other : 0);
+  const steps = late ? late.waitingForCpu + (late.wokenLate ?? 0) + (late.gc ?? 0) + late.other : 0;
+  return (r.summary.health?.clientStampLag?.maxMs ?? 0) + steps;
 }
 /** A saved run as the notebook labels it for its verdict sentences. */
 const side = (name: string, label: string) => ({ ...run(name), label });

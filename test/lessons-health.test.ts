@@ -43,7 +43,7 @@ savePoint(
   {
     startedAt: '2026-12-05T07:21:00.000Z',
     client: {
-      simLateness: { p99Ms: 2.8, steps: 20, cpu: { lateMs: { waitingForCpu: 2.9, gc: 0.4, other: 0 } } },
+      simLateness: { p99Ms: 2.8, steps: 20, cpu: { lateMs: { waitingForCpu: 2.9, wokenLate: 1.2, gc: 0.4, other: 0 } } },
       // Who used the CPU over the point (src/proc/cpu-users.ts): the line names the largest users but the two of LoadLab.
       cpuUsers: {
         wallMs: 2900,
@@ -71,7 +71,7 @@ describe('the lessons’ measurement health', () => {
     expect(points[2]).toMatchObject({
       simBehind: true,
       stepLatenessP99Ms: 2.8,
-      lateMs: { waitingForCpu: 2.9, gc: 0.4, other: 0 },
+      lateMs: { waitingForCpu: 2.9, wokenLate: 1.2, gc: 0.4, other: 0 },
     });
     expect(lessonPointsHealth(root, ['03-burst'])).toHaveLength(2);
   });
@@ -85,7 +85,7 @@ describe('the lessons’ measurement health', () => {
       "  03-burst/burst-128: client-bound (stamp lag p99 5.35 ms); other processes' CPU: kdamond.0 (a kernel thread) 0.02 s",
     );
     expect(lines[2]).toBe(
-      '  04-chunked-prefill/chunk512: simulator behind (step lateness p99 2.80 ms over 20 steps; its late steps: waiting for a core 2.90 ms, its GC 0.40 ms, other 0.00 ms); ' +
+      '  04-chunked-prefill/chunk512: simulator behind (step lateness p99 2.80 ms over 20 steps; its late steps: waiting for a core 2.90 ms, woken late 1.20 ms, its GC 0.40 ms, other 0.00 ms); ' +
         "other processes' CPU: kdamond.0 (a kernel thread) 0.03 s, python3 nbconvert (pid 12) 0.02 s",
     );
     // A process in more than one flagged point is the machine's, and a last line says so.

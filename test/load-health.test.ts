@@ -121,6 +121,16 @@ describe('assessSimLateness names what the CPU figures show', () => {
       /Close other busy programs/,
     );
   });
+  it('late while still asleep past the deadline: the machine woke it late, named with its figure', () => {
+    const w = why({ ...base, stealPercent: 0, lateMs: { waitingForCpu: 10, wokenLate: 30, gc: 2, other: 5 } });
+    expect(w).toContain(
+      'late by 47 ms in all: 10 ms waiting for a core (other programs or threads here), 30 ms still asleep past the deadline (woken late), 2 ms in its own garbage collection, 5 ms running',
+    );
+    expect(w).toMatch(/woken late by the kernel or, on a virtual machine, by its host .* not the modelled GPU\. Rerun the point/);
+    // The largest cause leads, the first of equals: waiting for a core, then woken late.
+    expect(why({ ...base, lateMs: { waitingForCpu: 30, wokenLate: 30, other: 5 } })).toMatch(/Close other busy programs/);
+    expect(why({ ...base, lateMs: { waitingForCpu: 3, wokenLate: 5, other: 5 } })).toMatch(/Rerun the point/);
+  });
   it('no late-step figures: steal named when it is there, and the generic advice', () => {
     const w = why({ ...base, stealPercent: 1 });
     expect(w).toContain('nothing here can change that');

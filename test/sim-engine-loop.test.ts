@@ -292,6 +292,42 @@ describe('clocks', () => {
     },
   );
 
+  it('the spinning clock says how long past a deadline its thread slept, and counts none of its own work', async () => {
+    /** Sets a deadline 5 ms ahead; resolves with what its callback read: asleep past it, and how late it ran. */
+    const lateBy = (c: EngineClock) => {
+      const at = c.now() + 5;
+      return new Promise<[number, number]>((resolve) => c.at(at, () => resolve([c.sleptLateMs!(), c.now() - at])));
+    };
+    // Time that passes while the loop sleeps in its poll counts as wall and idle time alike: a clock and an idle
+    // reading that jump 10 ms together, while the clock's timer is pending, stand for a wake-up 10 ms late.
+    let jump = 0;
+    const asleep = realClock({ now: () => performance.now() + jump, idleMs: () => performance.nodeTiming.idleTime + jump });
+    setTimeout(() => (jump = 10), 1);
+    const [slept, late] = await lateBy(asleep);
+    expect(late).toBeGreaterThan(5);
+    expect(slept).toBeGreaterThan(4); // the loop's few callbacks since the timer was set count as awake
+    expect(slept).toBeLessThanOrEqual(late);
+    expect(asleep.sleptLateMs!()).toBe(0); // outside a callback
+
+    // A callback that keeps the loop busy past the deadline is the thread's own work, never sleep.
+    const c = realClock();
+    setTimeout(() => {
+      const until = performance.now() + 12;
+      while (performance.now() < until);
+    }, 1);
+    const [sleptBusy, lateBusy] = await lateBy(c);
+    expect(lateBusy).toBeGreaterThan(5);
+    expect(sleptBusy).toBe(0);
+
+    // Deadlines within the last 1.5 ms are met by napping and polling: what slept past them is never more than the lateness.
+    for (let i = 0; i < 20; i++) {
+      const at = c.now() + 0.5;
+      const [s, l] = await new Promise<[number, number]>((r) => c.at(at, () => r([c.sleptLateMs!(), c.now() - at])));
+      expect(s).toBeGreaterThanOrEqual(0);
+      expect(s).toBeLessThanOrEqual(l);
+    }
+  });
+
   it('LOADLAB_SIM_CLOCK picks spin (default), busy or thread, and names the fix for anything else', () => {
     expect(clockMode(undefined)).toBe('spin');
     expect(clockMode('')).toBe('spin');

@@ -355,7 +355,7 @@ describe('simulated vLLM over HTTP', () => {
       expect(pickValue(a, n)).toBeGreaterThanOrEqual(0);
       expect(pickValue(b, n)).toBeGreaterThanOrEqual(pickValue(a, n)!);
     }
-    for (const cause of ['waiting_for_cpu', 'gc', 'other']) {
+    for (const cause of ['waiting_for_cpu', 'woken_late', 'gc', 'other']) {
       expect(pickValue(b, 'loadlab:sim_late_step_seconds_total', { cause })).toBeGreaterThanOrEqual(0);
     }
     const share = simCpuShare(b, a, 1000)!;

@@ -1,8 +1,9 @@
 /**
  * `createLateSteps` (src/sim/http/late-steps.ts): a late step's lateness is split into the engine
- * thread's wait for a core (its schedstat run-queue time since the previous step), its garbage
- * collection (the `gc` entries since the previous step) and the rest. Real threads: busy workers
- * outnumbering the cores make this thread wait; a sleep does not; a full collection pauses it.
+ * thread's wait for a core (its schedstat run-queue time since the previous step), the part it was still asleep
+ * past the deadline (the clock's reading, given), its garbage collection (the `gc` entries since the previous
+ * step) and the rest. Real threads: busy workers outnumbering the cores make this thread wait; a sleep does not; a
+ * full collection pauses it.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -23,13 +24,24 @@ describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('late steps by cause
   it('steps up to 1 ms late count for nothing; a later one is split into waiting for a core and the rest', async () => {
     const late = createLateSteps()!;
     late.observe(0.9);
-    expect(late.totals).toEqual({ waitingForCpuS: 0, gcS: 0, otherS: 0 });
+    expect(late.totals).toEqual({ waitingForCpuS: 0, wokenLateS: 0, gcS: 0, otherS: 0 });
 
     // Asleep (off the run queue) for 30 ms, then late by 5 ms: at most a wake-up's wait, the rest is "other".
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
     late.observe(5);
     expect(late.totals.waitingForCpuS + late.totals.otherS).toBeCloseTo(0.005, 9);
     expect(late.totals.otherS).toBeGreaterThan(late.totals.waitingForCpuS);
+
+    // Late by 5 ms, 4 of them still asleep past the deadline (the clock's reading): woken late, less any wait for a
+    // core, which comes first (it includes the wait after the wake-up).
+    const before = { ...late.totals };
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 30);
+    late.observe(5, 4);
+    const woken = (late.totals.wokenLateS - before.wokenLateS) * 1000;
+    const waited = (late.totals.waitingForCpuS - before.waitingForCpuS) * 1000;
+    expect(woken).toBeLessThanOrEqual(4 + 1e-9);
+    expect(woken + waited).toBeGreaterThanOrEqual(4 - 1e-9);
+    expect(woken + waited + (late.totals.otherS - before.otherS) * 1000).toBeCloseTo(5, 9);
 
     // More busy threads than cores while this one spins: it waits for a core far longer than 5 ms.
     const n = availableParallelism() + 1;
@@ -39,10 +51,12 @@ describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('late steps by cause
     );
     await new Promise((r) => setTimeout(r, 50)); // let them start
     spin(300);
+    const beforeBusy = { ...late.totals };
     late.observe(5);
     await Promise.all(busy.map((w) => w.terminate()));
-    expect(late.totals.waitingForCpuS).toBeGreaterThanOrEqual(0.005 - 1e-9); // the cap: at most the lateness
-    expect(late.totals.waitingForCpuS + late.totals.gcS + late.totals.otherS).toBeCloseTo(0.01, 9);
+    expect(late.totals.waitingForCpuS - beforeBusy.waitingForCpuS).toBeGreaterThanOrEqual(0.005 - 1e-9); // the cap
+    const t = late.totals;
+    expect(t.waitingForCpuS + t.wokenLateS + t.gcS + t.otherS).toBeCloseTo(0.015, 9);
   });
 
   it("a late step's share in this thread's garbage collection, judged once the pause is reported", async () => {
@@ -73,10 +87,8 @@ describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('late steps by cause
       const gcMs = (t.gcS - before.gcS) * 1000;
       expect(gcMs).toBeGreaterThanOrEqual(Math.max(...inWindow) - 1e-6); // the full collection, at least
       expect(gcMs).toBeLessThanOrEqual(inWindow.reduce((a, b) => a + b, 0) + 1e-6);
-      expect((t.waitingForCpuS - before.waitingForCpuS + t.gcS - before.gcS + t.otherS - before.otherS) * 1000).toBeCloseTo(
-        500,
-        6,
-      );
+      const all = (x: typeof t) => x.waitingForCpuS + x.wokenLateS + x.gcS + x.otherS;
+      expect((all(t) - all(before)) * 1000).toBeCloseTo(500, 6);
 
       // A pause in a step that was not late counts for nothing.
       fullGc();

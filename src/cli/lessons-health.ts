@@ -23,7 +23,7 @@ export interface PointHealth {
   stepLatenessP99Ms?: number;
   steps?: number;
   /** Lateness of the simulator's steps over 1 ms late, ms in all, by cause, when known. */
-  lateMs?: { waitingForCpu: number; gc?: number; other: number };
+  lateMs?: { waitingForCpu: number; wokenLate?: number; gc?: number; other: number };
   /** When the run started (ISO time). */
   startedAt?: string;
   /** Which processes used the machine's CPU over the run (`manifest.client.cpuUsers`), when recorded. */
@@ -91,7 +91,8 @@ function flagWords(p: PointHealth): string {
     const steps = p.steps !== undefined ? ` over ${p.steps} steps` : '';
     const l = p.lateMs;
     const causes = l
-      ? `; its late steps: waiting for a core ${ms(l.waitingForCpu)}${l.gc !== undefined ? `, its GC ${ms(l.gc)}` : ''}, other ${ms(l.other)}`
+      ? `; its late steps: waiting for a core ${ms(l.waitingForCpu)}${l.wokenLate !== undefined ? `, woken late ${ms(l.wokenLate)}` : ''}` +
+        `${l.gc !== undefined ? `, its GC ${ms(l.gc)}` : ''}, other ${ms(l.other)}`
       : '';
     const p99 = p.stepLatenessP99Ms !== undefined ? ` (step lateness p99 ${ms(p.stepLatenessP99Ms)}${steps}${causes})` : '';
     parts.push(`simulator behind${p99}`);

@@ -29,11 +29,12 @@ export interface SimCpuShare {
   /** The machine's CPU time its hypervisor took (steal), % of all its CPU time. */
   stealPercent?: number;
   /**
-   * Lateness of the steps more than 1 ms late, ms in all: while the engine thread waited for a core, while
-   * its garbage collection paused it (absent from a simulator without the `gc` label), and the
-   * rest (its own work, or steal, which a thread cannot see; src/sim/http/late-steps.ts).
+   * Lateness of the steps more than 1 ms late, ms in all: while the engine thread waited for a core, while it was
+   * still asleep past the deadline (woken late by the kernel or the VM's host), while its garbage collection paused
+   * it, and the rest (its own work, or steal, which a thread cannot see; src/sim/http/late-steps.ts). `wokenLate`
+   * and `gc` are absent from a simulator without those labels.
    */
-  lateMs?: { waitingForCpu: number; gc?: number; other: number };
+  lateMs?: { waitingForCpu: number; wokenLate?: number; gc?: number; other: number };
 }
 
 /** The verdict on the simulator's own timing. */
@@ -56,6 +57,22 @@ const r2 = (x: number) => Math.round(x * 100) / 100;
 const GC_ADVICE =
   "That is the simulator's own cost (LoadLab's, not the modelled GPU's): rerun the point, or read the ITL/TPOT tails as upper bounds.";
 
+/** When sleeps that ended late made most of the lateness: the machine's wake-ups, neither the modelled GPU nor LoadLab's work. */
+const WOKEN_ADVICE =
+  'A thread asleep past its time was woken late by the kernel or, on a virtual machine, by its host (an idle virtual CPU ' +
+  'can wake milliseconds late): that is this machine, not the modelled GPU. Rerun the point, or read the ITL/TPOT tails as upper bounds.';
+
+/** The advice for the largest cause of the late steps' lateness (the first of equals). */
+function lateAdvice(late: NonNullable<SimCpuShare['lateMs']>, steal: string, generic: string): string {
+  const causes: [number, string][] = [
+    [late.waitingForCpu, generic],
+    [late.wokenLate ?? 0, WOKEN_ADVICE],
+    [late.gc ?? 0, GC_ADVICE],
+    [late.other, steal || 'Run fewer streams.'],
+  ];
+  return causes.reduce((a, b) => (b[0] > a[0] ? b : a))[1];
+}
+
 /** What the CPU figures show, and the advice that follows from them (the generic advice when there are none). */
 function cpuSentence(c: SimCpuShare | undefined): string {
   const generic = 'Close other busy programs (or notebook cells), or run fewer streams.';
@@ -67,16 +84,15 @@ function cpuSentence(c: SimCpuShare | undefined): string {
   let text = seen.length > 0 ? ` Over the run's ${f1(c.wallMs / 1000)} s, ${seen.join(', ')}.` : '';
   const steal = stealAdvice(c.stealPercent).trim();
   const late = c.lateMs;
-  const gc = late?.gc ?? 0;
-  if (!late || late.waitingForCpu + gc + late.other <= 0) return `${text} ${steal ? `${steal} ` : ''}${generic}`;
+  const all = late ? late.waitingForCpu + (late.wokenLate ?? 0) + (late.gc ?? 0) + late.other : 0;
+  if (!late || all <= 0) return `${text} ${steal ? `${steal} ` : ''}${generic}`;
   text +=
-    ` Its steps more than 1 ms late were late by ${Math.round(late.waitingForCpu + gc + late.other)} ms in all: ` +
+    ` Its steps more than 1 ms late were late by ${Math.round(all)} ms in all: ` +
     `${Math.round(late.waitingForCpu)} ms waiting for a core (other programs or threads here), ` +
-    (late.gc !== undefined ? `${Math.round(gc)} ms in its own garbage collection, ` : '') +
+    (late.wokenLate !== undefined ? `${Math.round(late.wokenLate)} ms still asleep past the deadline (woken late), ` : '') +
+    (late.gc !== undefined ? `${Math.round(late.gc)} ms in its own garbage collection, ` : '') +
     `${Math.round(late.other)} ms running its own work or stolen by the host.`;
-  if (late.waitingForCpu >= late.other && late.waitingForCpu >= gc) return `${text} ${generic}`;
-  if (gc > late.other) return `${text} ${GC_ADVICE}`;
-  return `${text} ${steal || 'Run fewer streams.'}`;
+  return `${text} ${lateAdvice(late, steal, generic)}`;
 }
 
 /** Below this many steps a p99 is the latest step or two, and the sentence says so. */
@@ -141,6 +157,7 @@ export function simCpuShare(
   const host = delta(after, before, SIM_CPU_SERIES.hostCpu);
   const steal = delta(after, before, SIM_CPU_SERIES.hostSteal);
   const lateWait = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'waiting_for_cpu' });
+  const lateWoken = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'woken_late' });
   const lateGc = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'gc' });
   const lateOther = delta(after, before, SIM_LATE_STEP_SERIES, { cause: 'other' });
   if (!(wallMs > 0) || (cpu === undefined && wait === undefined && host === undefined)) return undefined;
@@ -153,6 +170,7 @@ export function simCpuShare(
       ? {
           lateMs: {
             waitingForCpu: r2(lateWait * 1000),
+            ...(lateWoken !== undefined ? { wokenLate: r2(lateWoken * 1000) } : {}),
             ...(lateGc !== undefined ? { gc: r2(lateGc * 1000) } : {}),
             other: r2(lateOther * 1000),
           },

@@ -4,6 +4,7 @@
  */
 import { startAlarmThread, type AlarmThread } from '../../proc/alarm-thread';
 import { tightenTimerSlack } from '../../proc/timer-slack';
+import { NAP_DEFAULT_SLACK, NAP_TIGHT_SLACK, SPIN_SLICE_MS, spinClock } from './spin-clock';
 import type { EngineClock } from './types';
 
 /** A clock that only moves when told to. */
@@ -127,6 +128,8 @@ export interface RealClockOptions {
   mode?: 'thread' | 'spin' | 'busy';
   /** `spin` and `busy`: how far before the deadline `setTimeout` hands over to waiting in place, ms (default 1.5). */
   spinMs?: number;
+  /** `spin` and `busy`: the event loop's idle time so far, ms (default libuv's, `performance.nodeTiming.idleTime`); with `now`, for tests. */
+  idleMs?: () => number;
 }
 
 let alarms: AlarmThread | null | undefined; // one per process, started on first use; null: unavailable
@@ -154,87 +157,10 @@ export function realClock(opts: RealClockOptions = {}): EngineClock {
   const now = opts.now ?? (() => performance.now());
   const thread = opts.mode === 'thread' && opts.now === undefined ? sharedAlarms() : null;
   if (thread) return { now, at: (atMs, fn) => thread.at(atMs, fn) };
+  const idle = opts.idleMs;
   if (opts.mode === 'busy')
-    return spinClock(now, opts.spinMs ?? 1.5, { sliceMs: SPIN_SLICE_MS, guardMs: Number.POSITIVE_INFINITY });
-  return spinClock(now, opts.spinMs ?? 1.5, tightenTimerSlack() ? NAP_TIGHT_SLACK : NAP_DEFAULT_SLACK);
-}
-
-/**
- * The spinning clock's longest wait in place before the loop gets a turn, ms, with the default timer slack: sockets
- * wait about this long at most for their callbacks while a deadline is near, a nap's wake-up (0.1–0.2 ms on a quiet
- * VM) more (bench/README.md §8).
- */
-export const SPIN_SLICE_MS = 0.1;
-
-/** How the spinning clock naps near a deadline: the slice each futex wait asks for, and how close to the deadline it stops napping and polls the clock, ms. */
-export interface NapTiming {
-  sliceMs: number;
-  guardMs: number;
-}
-
-/**
- * Naps with the default timer slack (50 µs): a futex wait on this kind of VM ends 0.1–0.2 ms past its time when the
- * machine is quiet (bench/wake-floor.ts), so napping stops 0.15 ms before the deadline; a slice of 0.1 ms lasts
- * about 0.17 ms.
- */
-export const NAP_DEFAULT_SLACK: NapTiming = { sliceMs: SPIN_SLICE_MS, guardMs: 0.15 };
-
-/**
- * Naps once the main thread's timer slack is 1 ns (src/proc/timer-slack.ts): a wait of 0.1 ms then ends 0.02–0.05 ms
- * past its time (p50–p99) instead of 0.07–0.1, so napping goes on to 0.07 ms before the deadline, and each slice
- * asks for 0.15 ms to last about as long as before (the same loop turns, the same wait for a socket). In the
- * simulator that saved 3 % of its CPU at 128 streams, lower in all 8 rounds side by side (bench/README.md §26).
- */
-export const NAP_TIGHT_SLACK: NapTiming = { sliceMs: 0.15, guardMs: 0.07 };
-
-/** The main thread's futex for napping: nothing ever notifies it, so `Atomics.wait` on it is a sleep with a µs timeout. */
-let napCell: Int32Array | undefined;
-
-/**
- * `setTimeout` until `spinMs` before the deadline, then waiting in slices of `nap.sliceMs` with a loop turn between:
- * napping through a slice while the deadline is more than `nap.guardMs` away, polling the clock after that.
- */
-function spinClock(now: () => number, spinMs: number, nap: NapTiming): EngineClock {
-  const { sliceMs, guardMs } = nap;
-  return {
-    now,
-    at(atMs, fn) {
-      let cancelled = false;
-      let timeout: ReturnType<typeof setTimeout> | undefined;
-      let immediate: ReturnType<typeof setImmediate> | undefined;
-      const fire = () => {
-        timeout = immediate = undefined;
-        if (cancelled) return;
-        let t = now();
-        if (atMs - t > spinMs) {
-          timeout = setTimeout(fire, atMs - t - spinMs);
-          return;
-        }
-        // Wait in place for up to a slice, then give the loop a turn: an Immediate per slice, not
-        // per loop turn (20 requests × 128 tokens at c=1: 512 scavenges before, 61 after; `--trace-gc`).
-        if (atMs - t > guardMs) {
-          napCell ??= new Int32Array(new SharedArrayBuffer(4));
-          Atomics.wait(napCell, 0, 0, Math.min(sliceMs, atMs - t - guardMs));
-          t = now();
-        } else {
-          const until = Math.min(atMs, t + sliceMs);
-          while (t < until) t = now();
-        }
-        if (t >= atMs) fn();
-        else immediate = setImmediate(fire);
-      };
-      const remaining = atMs - now();
-      if (remaining > spinMs) timeout = setTimeout(fire, remaining - spinMs);
-      else immediate = setImmediate(fire);
-      return {
-        cancel() {
-          cancelled = true;
-          if (timeout !== undefined) clearTimeout(timeout);
-          if (immediate !== undefined) clearImmediate(immediate);
-        },
-      };
-    },
-  };
+    return spinClock(now, opts.spinMs ?? 1.5, { sliceMs: SPIN_SLICE_MS, guardMs: Number.POSITIVE_INFINITY }, idle);
+  return spinClock(now, opts.spinMs ?? 1.5, tightenTimerSlack() ? NAP_TIGHT_SLACK : NAP_DEFAULT_SLACK, idle);
 }
 
 /** `LOADLAB_SIM_CLOCK`: how the engine meets its step deadlines (`spin`, the default, `busy` or `thread`; see {@link RealClockOptions}). */

@@ -24,14 +24,13 @@
  * - by EOS (not known in advance): it is still in k+1 and costs a slot there; at k's end it is
  *   finished, its blocks are freed (k+2, scheduled right after, can reuse them) and the token k+1
  *   computes for it is discarded (`update_from_output` skips finished requests).
- * A request preempted while scheduling k+1 still receives the token step k computes for it
- * (vLLM appends it to the PREEMPTED request); it is re-admitted no earlier than k+2.
- * A schedule that preempts and places nothing leaves no step queued: the next step is scheduled
- * when the running one ends (vLLM queues an empty batch that completes at once).
- * Deviations: the scheduler runs in zero time at the step boundary (vLLM's CPU scheduling of k+1
- * overlaps k's GPU work; its cost is inside the step-time model's fixed overhead); a block whose
- * last token is a placeholder is registered in the prefix cache one step early (its generated-token
- * hash is unique to the request, so no other request can hit it).
+ * A request preempted while scheduling k+1 still receives the token step k computes for it (vLLM appends it to the
+ * PREEMPTED request); it is re-admitted no earlier than k+2. A schedule that preempts and places nothing leaves no
+ * step queued: the next step is scheduled when the running one ends (vLLM queues an empty batch that ends at once).
+ * Deviations: the scheduler runs in zero time at the step boundary (vLLM's CPU scheduling of k+1 overlaps k's
+ * GPU work; its cost is inside the step-time model's fixed overhead); a block whose last token is a placeholder is
+ * registered in the prefix cache one step early (its generated-token hash is unique to the request, so no other
+ * request can hit it).
  */
 import { stepTimeMs } from './cost';
 import { deliverOutputs } from './step-update';
@@ -214,6 +213,7 @@ export class StepLoop {
     const { sched, clock } = this.o;
     const now = clock.now();
     info.latenessMs = Math.max(0, now - info.endMs);
+    if (clock.sleptLateMs) info.sleptLateMs = clock.sleptLateMs();
     this.outReqs.length = 0;
     this.outs.length = 0;
     info.iterationTokens = sched.update(info.endMs, this.outReqs, this.outs, step.plan);

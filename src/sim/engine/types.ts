@@ -106,6 +106,11 @@ export interface EngineClock {
   now(): number;
   /** Run `fn` at absolute time `atMs` (or as soon as possible if that has passed). */
   at(atMs: number, fn: () => void): { cancel(): void };
+  /**
+   * Inside an `at` callback: how long past its time the thread was still asleep, ms, a lower bound (the spinning
+   * clock's, src/sim/engine/spin-clock.ts); absent where the clock cannot tell.
+   */
+  sleptLateMs?(): number;
 }
 
 /** What one engine step did, reported after the step ends (for metrics and lateness). */
@@ -117,6 +122,8 @@ export interface StepInfo {
   endMs: number;
   /** How late the step-end callback actually ran: actual − endMs (≥ 0 in real time; 0 on a virtual clock). */
   latenessMs: number;
+  /** Of `latenessMs`, how long the thread was still asleep past `endMs` ({@link EngineClock.sleptLateMs}); absent where unknown. */
+  sleptLateMs?: number;
   /** Tokens scheduled this step (decodes + prefill chunks). */
   scheduledTokens: number;
   numDecodes: number;

@@ -111,7 +111,7 @@ export interface GenerationSeries {
 export interface SimOnlySeries {
   lateness: Histogram;
   /** Why late steps were late (./late-steps); absent where the engine thread's schedstat is unreadable. */
-  lateSteps?: { observe(latenessMs: number): void };
+  lateSteps?: { observe(latenessMs: number, sleptLateMs?: number): void };
   counters: CounterReader[];
   faults: Record<FaultKind, Scalar>;
 }
@@ -190,9 +190,10 @@ export function simOnlySeries(reg: PromRegistry, facts: SeriesFacts): SimOnlySer
   const lateSteps = createLateSteps();
   if (lateSteps) {
     const help =
-      'Simulator only: lateness of steps more than 1 ms late, by cause (waiting for a CPU, its own garbage collection, or other: its own work or steal).';
+      'Simulator only: lateness of steps more than 1 ms late, by cause (waiting for a CPU, asleep past the deadline: woken late, its own garbage collection, or other: its own work or steal).';
     for (const [cause, key] of [
       ['waiting_for_cpu', 'waitingForCpuS'],
+      ['woken_late', 'wokenLateS'],
       ['gc', 'gcS'],
       ['other', 'otherS'],
     ] as const) {

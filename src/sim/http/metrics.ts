@@ -126,7 +126,7 @@ export class SimMetrics {
   observeStep(info: StepInfo): void {
     if (info.iterationTokens > 0) this.series.hist.iteration?.observe(info.iterationTokens);
     this.sim.lateness.observe(Math.max(0, info.latenessMs) / 1000);
-    this.sim.lateSteps?.observe(info.latenessMs);
+    this.sim.lateSteps?.observe(info.latenessMs, info.sleptLateMs);
   }
 
   /** Prometheus text with gauges and counters taken from `stats` (the engine's current state). */
