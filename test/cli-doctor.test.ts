@@ -5,7 +5,14 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { calibrationOthers, type Check, type DoctorReport } from '../src/cli/doctor';
-import { checkModelPath, checkServeFlags, checkTslab, nodeVersionOk, runningVllmServes } from '../src/cli/doctor-env';
+import {
+  checkKernelMonitors,
+  checkModelPath,
+  checkServeFlags,
+  checkTslab,
+  nodeVersionOk,
+  runningVllmServes,
+} from '../src/cli/doctor-env';
 import { engineOf, LESSON04_MIX_MAX_TOKENS, recommendedMaxModelLen } from '../src/cli/doctor-target';
 import { launchVllm } from '../src/vllm/launcher';
 import { canBind, freePort } from '../src/proc/port';
@@ -51,7 +58,16 @@ describe('loadlab doctor (real processes)', () => {
     expect(prompt + max).toBe(sum);
     expect(sum).toBeLessThanOrEqual(8192); // the README's --max-model-len 8192 covers it
     for (const c of report.checks) if (!c.ok) expect(c.fix, c.name).toBeTruthy();
-    for (const name of ['node', 'tslab kernel', 'plotly', 'data/ writable', 'GPU', 'port 8000', 'client calibration'])
+    for (const name of [
+      'node',
+      'tslab kernel',
+      'plotly',
+      'data/ writable',
+      'GPU',
+      'port 8000',
+      'kernel monitors',
+      'client calibration',
+    ])
       expect(byName(report, name), name).toBeDefined();
   }, 120_000);
 
@@ -219,6 +235,31 @@ describe('doctor checks (pure parts)', () => {
     expect(calibrationOthers({ ...users, top: users.top.slice(1, 3) }, 11)).toBe('');
     expect(calibrationOthers(undefined, 11)).toBe('');
   });
+  it("warns of the kernel's DAMON monitor with its CPU since it started, and the command that stops it", () => {
+    const reading = new Map([
+      [1, { comm: 'process_api', cpuMs: 90_000, kernelThread: false }],
+      [84, { comm: 'kdamond.0', cpuMs: 387_000, kernelThread: true, startedS: 2 }],
+      [85, { comm: 'kdamond', cpuMs: 5_000, kernelThread: false }], // a program of that name is not the kernel's
+    ]);
+    const c = checkKernelMonitors(() => reading, 52_002);
+    expect(c).toMatchObject({ name: 'kernel monitors', level: 'optional', ok: false });
+    expect(c.detail).toMatch(
+      /^kdamond\.0, the kernel's DAMON memory monitor, is running: 387\.0 s of CPU since it started 14\.4 h ago \(0\.74 % of one core/,
+    );
+    expect(c.fix).toMatch(/^echo off \| tee \/sys\/kernel\/mm\/damon\/admin\/kdamonds\/\*\/state +# as root/);
+    reading.delete(84);
+    expect(checkKernelMonitors(() => reading, 52_002)).toMatchObject({
+      ok: true,
+      detail: 'no DAMON memory monitor (kdamond) running',
+    });
+    expect(checkKernelMonitors(() => undefined)).toMatchObject({
+      ok: true,
+      detail: 'no /proc to read (not Linux): nothing checked',
+    });
+    // This machine's own reading: whatever it finds, a warning at most.
+    expect(checkKernelMonitors().level).toBe('optional');
+  });
+
   it('recommends --max-model-len 8192 unless the longest request needs more', () => {
     expect([5193, 8192, 8193].map(recommendedMaxModelLen)).toEqual([8192, 8192, 16384]);
   });

@@ -27,13 +27,19 @@ const stat = (pid: number, comm: string, flags: number, utime: number, stime: nu
   `${pid} (${comm}) S 1 1 1 0 -1 ${flags} 0 0 0 0 ${utime} ${stime} 0 0 20 0 1 0 100 0 0\n`;
 
 describe('parseProcStat', () => {
-  it('reads the name between the first ( and the last ), the kernel-thread flag and the CPU in ms', () => {
+  it('reads the name between the first ( and the last ), the kernel-thread flag, the CPU in ms and the start', () => {
     expect(parseProcStat(stat(84, 'kdamond.0', 0x00208040, 0, 30522))).toEqual({
       comm: 'kdamond.0',
       cpuMs: 305220,
       kernelThread: true,
+      startedS: 1,
     });
-    expect(parseProcStat(stat(7, 'a b) (c', 0x00400100, 12, 3))).toEqual({ comm: 'a b) (c', cpuMs: 150, kernelThread: false });
+    expect(parseProcStat(stat(7, 'a b) (c', 0x00400100, 12, 3))).toEqual({
+      comm: 'a b) (c',
+      cpuMs: 150,
+      kernelThread: false,
+      startedS: 1,
+    });
   });
   it('gives undefined for what is not a stat line', () => {
     expect(parseProcStat('')).toBeUndefined();

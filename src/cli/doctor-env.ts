@@ -1,15 +1,17 @@
 /**
  * `loadlab doctor`, the checks of this machine (no server needed): Node, the tslab kernel as
  * each Jupyter on PATH sees it (in `doctor-tslab.ts`, re-exported here), plotly's bundle and
- * render path, a writable `data/`, and two AutoDL pitfalls (a Hugging Face id where a local
- * ModelScope path is meant, a running `vllm serve … --quantization gptq`). Each returns a
- * `Check`; none throws.
+ * render path, a writable `data/`, two AutoDL pitfalls (a Hugging Face id where a local
+ * ModelScope path is meant, a running `vllm serve … --quantization gptq`), and a kernel monitor that
+ * takes the cores in bursts (DAMON's `kdamond`). Each returns a `Check`; none throws.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { uptime } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fromRoot, packageRoot } from '../paths';
 import { DEFAULT_MODEL, serveArgWarnings } from '../vllm/flags';
+import { type CpuReading, readCpuUsers } from '../proc/cpu-users';
 import { which } from '../proc/which';
 import { figureHtml, plotlyJsPath } from '../view/render';
 import type { Check } from './doctor-check';
@@ -184,4 +186,39 @@ export function checkServeFlags(serves: string[][] = runningVllmServes()): Check
     detail: warnings.map((x) => x.w).join(' '),
     fix: `pkill -f "vllm serve"; ${kept.slice(from).join(' ')}`,
   };
+}
+
+/**
+ * The kernel's DAMON memory monitors running here: kernel threads named `kdamond.N` (in `read()`, every
+ * process's CPU so far), with their CPU since each started (`uptimeS`: seconds since boot). They run in bursts of a
+ * few ms on any core; on LoadLab's 2-core test VM one made the simulator's steps wait for a core and the lessons
+ * flag more points (bench/README.md §29). A warning, never a failure: the machine's memory settings may not be the
+ * learner's.
+ */
+export function checkKernelMonitors(read: () => CpuReading | undefined = readCpuUsers, uptimeS = uptime()): Check {
+  const name = 'kernel monitors';
+  const reading = read();
+  if (!reading) return { name, level: 'optional', ok: true, detail: 'no /proc to read (not Linux): nothing checked' };
+  const damon = [...reading.values()].filter((t) => t.kernelThread && t.comm.startsWith('kdamond'));
+  if (damon.length === 0) return { name, level: 'optional', ok: true, detail: 'no DAMON memory monitor (kdamond) running' };
+  const cpuS = damon.reduce((a, t) => a + t.cpuMs, 0) / 1000;
+  const livedS = damon.reduce((a, t) => a + Math.max(0, uptimeS - (t.startedS ?? 0)), 0); // summed like the CPU
+  const since = damon.length === 1 ? `since it started ${duration(livedS)} ago` : 'since they started';
+  const share = livedS > 0 ? ` (${((cpuS / livedS) * 100).toFixed(2)} % of one core on average)` : '';
+  return {
+    name,
+    level: 'optional',
+    ok: false,
+    detail:
+      `${damon.map((t) => t.comm).join(', ')}, the kernel's DAMON memory monitor, is running: ${cpuS.toFixed(1)} s of CPU ` +
+      `${since}${share}, in bursts of a few ms on any core. While it runs, the simulator and the client wait for a ` +
+      "core, and the lessons' health may flag points for it; `loadlab lessons` names it where it ran (bench/README.md §29).",
+    fix: "echo off | tee /sys/kernel/mm/damon/admin/kdamonds/*/state  # as root, only if this machine's memory settings are yours to change; until the next boot",
+  };
+}
+
+/** A duration in words: `42 s`, `17 min`, `3.2 h`. */
+function duration(s: number): string {
+  if (s < 120) return `${Math.round(s)} s`;
+  return s < 7200 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`;
 }

@@ -8,7 +8,15 @@
 import { calibrateClient } from '../calibrate/calibrate';
 import { type CpuUsers, usersWords, watchCpuUsers } from '../proc/cpu-users';
 import { table } from '../view/tables';
-import { checkDataWritable, checkModelPath, checkNode, checkPlotly, checkServeFlags, checkTslab } from './doctor-env';
+import {
+  checkDataWritable,
+  checkKernelMonitors,
+  checkModelPath,
+  checkNode,
+  checkPlotly,
+  checkServeFlags,
+  checkTslab,
+} from './doctor-env';
 import { checkGpu, checkMaxModelLen, checkTarget, checkVllmPort } from './doctor-target';
 import type { Check } from './doctor-check';
 import type { CliIo } from './io';
@@ -28,6 +36,7 @@ export const DOCTOR_CHECKS = [
   'max_model_len',
   'gpu',
   'port',
+  'monitors',
   'calibration',
 ] as const;
 /** A check name for `skip`. */
@@ -94,6 +103,7 @@ export async function doctor(opts: DoctorOptions = {}): Promise<DoctorReport> {
   }
   if (!skip.has('gpu')) add(checkGpu(mode, opts.nvidiaSmi, env));
   if (!skip.has('port')) add(await checkVllmPort(mode, baseUrl, env));
+  if (!skip.has('monitors')) add(checkKernelMonitors());
   if (!skip.has('calibration')) {
     const seconds = opts.calibrateSeconds ?? 5;
     try {

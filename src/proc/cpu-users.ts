@@ -25,6 +25,8 @@ export interface ProcCpuTime {
   cpuMs: number;
   /** True for a kernel thread. */
   kernelThread: boolean;
+  /** When it started, seconds after boot (`starttime`); absent where not read. */
+  startedS?: number;
 }
 
 /** Every process's CPU at one moment, by pid. */
@@ -63,11 +65,13 @@ export function parseProcStat(line: string): ProcCpuTime | undefined {
   const open = line.indexOf('(');
   const close = line.lastIndexOf(')');
   if (open < 0 || close < open) return undefined;
-  const rest = statFields(line); // flags (9) at 6, utime (14) and stime (15) at 11 and 12
+  const rest = statFields(line); // flags (9) at 6, utime (14) and stime (15) at 11 and 12, starttime (22) at 19
   const flags = Number(rest[6]);
   const ticks = Number(rest[11]) + Number(rest[12]);
-  if (!Number.isFinite(flags) || !Number.isFinite(ticks)) return undefined;
-  return { comm: line.slice(open + 1, close), cpuMs: ticks * (1000 / USER_HZ), kernelThread: (flags & PF_KTHREAD) !== 0 };
+  const start = Number(rest[19]);
+  if (!Number.isFinite(flags) || !Number.isFinite(ticks) || !Number.isFinite(start)) return undefined;
+  const kernelThread = (flags & PF_KTHREAD) !== 0;
+  return { comm: line.slice(open + 1, close), cpuMs: ticks * (1000 / USER_HZ), kernelThread, startedS: start / USER_HZ };
 }
 
 /** One buffer for every stat line (a line is about 300 bytes; the fields read come well before 1 KiB). */
