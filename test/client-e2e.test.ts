@@ -247,10 +247,13 @@ describe('the pool', () => {
       expect(stats.peakInFlight).toBe(3);
       expect(stats.connections).toBe(3);
       expect(stats.requests).toBe(9);
-      // Waiting for a free connection is client queueing (queueMs), not TTFT: startMs is
-      // stamped when undici writes the request to a socket.
-      expect(Math.max(...rs.map((r) => r.queueMs))).toBeGreaterThan(2 * 20);
-      expect(Math.max(...rs.map((r) => r.ttftMs!))).toBeLessThan(2 * 20);
+      // Waiting for a free connection is client queueing (queueMs), not TTFT: startMs is stamped when the request
+      // is written to a socket. The later waves waited one or two requests' time (40–80 ms) for a connection; were
+      // that wait in their TTFT, each TTFT would exceed its wait, where the server's 20 ms first token keeps it far
+      // below. (Checked against each request's own wait, not a fixed bound: a loaded machine stretches both.)
+      const waited = rs.filter((r) => r.queueMs > 2 * 20);
+      expect(waited.length).toBeGreaterThan(0);
+      for (const r of waited) expect(r.ttftMs!).toBeLessThan(r.queueMs);
     } finally {
       await c.close();
       await local.close();
