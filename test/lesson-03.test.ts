@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { fromRoot } from '../src/paths';
 import { compareMetric, queueVerdict, staticBatchStory, trendVerdict, verdictSentence } from '../src/lesson/helpers';
 import { loadRun, type LoadedRun } from '../src/run/loader';
-import type { SimLatenessVerdict } from '../src/runner/sim-lateness';
+import { lateStepsTotalMs, type SimLatenessVerdict } from '../src/runner/sim-lateness';
 import { executedProse, proseReady } from './helpers/executed-notebook';
 import { lessonDataReady } from './helpers/lesson-data';
 import { comparisonProblems, intervalClauses, verdictProblems } from './helpers/verdict-check';
@@ -35,8 +35,7 @@ function disturbanceMs(name: string): number {
   if (!disturbed(name)) return 0;
   const r = run(name);
   const late = (r.manifest.client as { simLateness?: SimLatenessVerdict }).simLateness?.cpu?.lateMs;
-  const steps = late ? late.waitingForCpu + (late.wokenLate ?? 0) + (late.gc ?? 0) + late.other : 0;
-  return (r.summary.health?.clientStampLag?.maxMs ?? 0) + steps;
+  return (r.summary.health?.clientStampLag?.maxMs ?? 0) + (late ? lateStepsTotalMs(late) : 0);
 }
 /** A saved run as the notebook labels it for its verdict sentences. */
 const side = (name: string, label: string) => ({ ...run(name), label });

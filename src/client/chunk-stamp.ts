@@ -24,6 +24,9 @@
  *   LoadLab's client stamps only in socket callbacks, which run in the poll phase.
  * The simulator's send log checks the result: no chunk stamped before it was sent (src/runner/stamp-lag.ts).
  */
+
+import { loopIdleMs } from '../proc/loop-idle';
+
 export type ChunkStamp = 'turn' | 'callback';
 
 /** The stamp modes, for option checks and messages. */
@@ -38,9 +41,6 @@ export const TURN_HOLD_MAX_MS = 10;
 
 /** Streams that may share a turn's reading: the events libuv's `uv__io_poll` takes from one `epoll_wait`. */
 export const TURN_POLL_BATCH = 1024;
-
-/** The loop's idle time, ms: it grows only while the loop waits for I/O. */
-const loopIdleMs = () => performance.eventLoopUtilization().idle;
 
 /** Stamps bytes arriving for `stream` (any object that stands for one response), ms. */
 export type ArrivalClock = (stream: object) => number;

@@ -62,6 +62,11 @@ const WOKEN_ADVICE =
   'A thread asleep past its time was woken late by the kernel or, on a virtual machine, by its host (an idle virtual CPU ' +
   'can wake milliseconds late): that is this machine, not the modelled GPU. Rerun the point, or read the ITL/TPOT tails as upper bounds.';
 
+/** The late steps' lateness in all, ms: every cause the simulator reported. Pure. */
+export function lateStepsTotalMs(late: NonNullable<SimCpuShare['lateMs']>): number {
+  return late.waitingForCpu + (late.wokenLate ?? 0) + (late.gc ?? 0) + late.other;
+}
+
 /** The advice for the largest cause of the late steps' lateness (the first of equals). */
 function lateAdvice(late: NonNullable<SimCpuShare['lateMs']>, steal: string, generic: string): string {
   const causes: [number, string][] = [
@@ -84,7 +89,7 @@ function cpuSentence(c: SimCpuShare | undefined): string {
   let text = seen.length > 0 ? ` Over the run's ${f1(c.wallMs / 1000)} s, ${seen.join(', ')}.` : '';
   const steal = stealAdvice(c.stealPercent).trim();
   const late = c.lateMs;
-  const all = late ? late.waitingForCpu + (late.wokenLate ?? 0) + (late.gc ?? 0) + late.other : 0;
+  const all = late ? lateStepsTotalMs(late) : 0;
   if (!late || all <= 0) return `${text} ${steal ? `${steal} ` : ''}${generic}`;
   text +=
     ` Its steps more than 1 ms late were late by ${Math.round(all)} ms in all: ` +

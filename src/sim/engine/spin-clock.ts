@@ -3,6 +3,7 @@
  * waits in place, napping and polling (bench/README.md §8, §14, §26), and can say how long past a deadline its
  * thread was still asleep (§29).
  */
+import { loopIdleMs } from '../../proc/loop-idle';
 import type { EngineClock } from './types';
 
 /**
@@ -35,9 +36,6 @@ export const NAP_TIGHT_SLACK: NapTiming = { sliceMs: 0.15, guardMs: 0.07 };
 
 /** The main thread's futex for napping: nothing ever notifies it, so `Atomics.wait` on it is a sleep with a µs timeout. */
 let napCell: Int32Array | undefined;
-
-/** The event loop's time in its poll (`epoll_wait`) so far, ms: libuv's idle time, which Node reports. */
-export const loopIdleMs = (): number => performance.nodeTiming.idleTime;
 
 /**
  * `setTimeout` until `spinMs` before the deadline, then waiting in slices of `nap.sliceMs` with a loop turn between:

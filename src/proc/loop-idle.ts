@@ -1,0 +1,9 @@
+/**
+ * The event loop's idle time: libuv counts the time its poll phase spends blocked in `epoll_wait`, when no
+ * callback of this thread can run, and Node reports it (`performance.nodeTiming.idleTime`, the figure
+ * `performance.eventLoopUtilization()` returns as `idle`, read here without making that object). The client's
+ * turn clock (src/client/chunk-stamp.ts) and the simulator's spinning clock (src/sim/engine/spin-clock.ts) read it.
+ */
+
+/** The loop's idle time so far, ms: it grows only while the loop waits for I/O or a timer. */
+export const loopIdleMs = (): number => performance.nodeTiming.idleTime;
