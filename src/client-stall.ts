@@ -22,8 +22,19 @@ export function pastBound(value: number, bound: number, unit = 'ms'): string {
   return Number(shown) > bound ? `${shown} ${unit} > ${bound} ${unit}` : `${shown} ${unit}, just over ${bound} ${unit}`;
 }
 
-/** What delayed the client's loop most (late ms); `none`: no 10 ms interval was late by more than 1 ms. */
-export type StallCause = 'own-cpu' | 'gc' | 'other-processes' | 'none';
+/**
+ * What delayed the client's loop most (late ms); `none`: no 10 ms interval was late by more than 1 ms.
+ * `woken-late` (runs since bench/README.md §30): the thread was still asleep past its time, not kept off the CPU.
+ */
+export type StallCause = 'own-cpu' | 'gc' | 'other-processes' | 'woken-late' | 'none';
+
+/**
+ * Why a thread can be asleep past its time, for the verdicts that name it (the client's stall, the simulator's
+ * late steps): no program on the machine took the CPU.
+ */
+export const WOKEN_LATE_WHY =
+  'A thread asleep past its time was woken late by the kernel or, on a virtual machine, by its host (an idle virtual CPU ' +
+  'can wake milliseconds late)';
 
 /** The stall attribution of a run (all times ms). Stored in `manifest.client.stall` and `summary.health.clientStall`. */
 export interface ClientStall {
@@ -39,6 +50,11 @@ export interface ClientStall {
      * neither running nor queued: asleep in a blocking call, a timer fired late, or the VM's host ran something else (steal).
      */
     inRunQueue?: number;
+    /**
+     * Of `otherProcesses`, beyond `inRunQueue`: at least how long the thread was still asleep in the loop's poll past
+     * the tick's time (the loop's idle time; the timer's first 1 ms of rounding left out). Absent in runs saved before.
+     */
+    wokenLate?: number;
   };
   /** GC pauses over the run: how many, their sum and the longest, ms. */
   gcCount: number;

@@ -21,7 +21,14 @@ function savePoint(lesson: string, point: string, summary: unknown, manifest?: u
 savePoint(
   '03-burst',
   'burst-128',
-  { health: { clientBound: true, simBehind: false, clientStampLag: { p99Ms: 5.352 } } },
+  {
+    health: {
+      clientBound: true,
+      simBehind: false,
+      clientStampLag: { p99Ms: 5.352 },
+      clientStall: { cause: 'woken-late', lateMs: { ownCpu: 1.2, gc: 0, otherProcesses: 12.5, inRunQueue: 3.4, wokenLate: 8.1 } },
+    },
+  },
   {
     startedAt: '2026-12-05T07:20:00.000Z',
     client: {
@@ -82,7 +89,9 @@ describe('the lessons’ measurement health', () => {
       'Measurement health: 2 of the 3 points (2 measured now, 1 reused from earlier runs) flagged (client-bound 1, simulator behind 1); their tail figures (p99 ITL, TPOT) are less sure:',
     );
     expect(lines[1]).toBe(
-      "  03-burst/burst-128: client-bound (stamp lag p99 5.35 ms); other processes' CPU: kdamond.0 (a kernel thread) 0.02 s",
+      '  03-burst/burst-128: client-bound (stamp lag p99 5.35 ms; ' +
+        "its loop's late ticks: own work 1.20 ms, GC 0.00 ms, waiting in the run queue 3.40 ms, woken late 8.10 ms, other 1.00 ms); " +
+        "other processes' CPU: kdamond.0 (a kernel thread) 0.02 s",
     );
     expect(lines[2]).toBe(
       '  04-chunked-prefill/chunk512: simulator behind (step lateness p99 2.80 ms over 20 steps; its late steps: waiting for a core 2.90 ms, woken late 1.20 ms, its GC 0.40 ms, other 0.00 ms); ' +

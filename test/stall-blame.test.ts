@@ -1,18 +1,12 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { calibrationVerdict } from '../src/calibrate/calibrate-result';
 import { assessClientHealth, type ClientHealthNumbers } from '../src/runner/health';
-import {
-  addTick,
-  classifyTick,
-  LATE_TICK_MS,
-  stallCause,
-  stallSentence,
-  startStallWatch,
-  type ClientStall,
-} from '../src/runner/stall-blame';
+import { addTick, classifyTick, LATE_TICK_MS, stallCause, startStallWatch, type ClientStall } from '../src/runner/stall-blame';
+import { stallSentence } from '../src/runner/stall-sentence';
 
 const quiet: ClientStall = {
   cause: 'none',
@@ -73,6 +67,34 @@ describe('addTick and stallCause (pure)', () => {
     expect(sentence).toContain(
       "11.0 waiting for the CPU (9.0 in the run queue, 2.0 neither running nor queued: a blocking call, a late timer or the host's steal)",
     );
+  });
+});
+
+describe("woken late: asleep in the loop past the tick's time (pure)", () => {
+  it("is the sleep beyond the run-queue wait and the timer's first 1 ms, within the waiting part of the lateness", () => {
+    const sums: ClientStall['lateMs'] = { ownCpu: 0, gc: 0, otherProcesses: 0, inRunQueue: 0, wokenLate: 0 };
+    addTick(sums, { lateMs: 9, cpuMs: 0.5, gcMs: 0, waitMs: 2, sleptMs: 8 }); // 8 waiting: 2 queued, 8 − 1 − 2 = 5 asleep
+    addTick(sums, { lateMs: 4, cpuMs: 0, gcMs: 0, waitMs: 0, sleptMs: 4 }); // 3 waiting: 3 asleep (capped at 4 − 1)
+    addTick(sums, { lateMs: 6, cpuMs: 0.2, gcMs: 0, waitMs: 1 }); // not read: 5 waiting, 1 queued, none asleep
+    addTick(sums, { lateMs: 6, cpuMs: 6, gcMs: 0, waitMs: 0, sleptMs: 0 }); // own work: no sleep share
+    expect(sums).toEqual({ ownCpu: 5, gc: 0, otherProcesses: 16, inRunQueue: 3, wokenLate: 8 });
+    // 8 asleep against 16 − 8 = 8 otherwise waiting: the first of equals, other processes
+    expect(stallCause(sums)).toBe('other-processes');
+    addTick(sums, { lateMs: 3, cpuMs: 0, gcMs: 0, waitMs: 0, sleptMs: 3 });
+    expect(stallCause(sums)).toBe('woken-late'); // 10 asleep, 8 otherwise waiting, 5 own work
+    // a run saved before the reading: the waiting is all "other processes", as it was
+    expect(stallCause({ ownCpu: 1, gc: 0, otherProcesses: 5 })).toBe('other-processes');
+  });
+
+  it('the sentence says the thread was woken late, and that no program took the CPU', () => {
+    const lateMs = { ownCpu: 1, gc: 0, otherProcesses: 20, inRunQueue: 3, wokenLate: 15 };
+    const text = stallSentence({ ...quiet, cause: 'woken-late', lateMs }, 27, 2);
+    expect(text).toContain(
+      "Cause: the loop was still asleep past its time (late ms: 1.0 own work, 0.0 GC, 20.0 waiting for the CPU (3.0 in the run queue, 15.0 asleep past the tick's time, 2.0 neither running nor queued: a blocking call or the host's steal);",
+    );
+    expect(text).toContain('woken late by the kernel or, on a virtual machine, by its host');
+    expect(text).toContain("not this process's work or another program");
+    expect(text).not.toContain('Close other busy programs');
   });
 });
 
@@ -165,8 +187,31 @@ describe('startStallWatch (real)', () => {
       expect(s.lateMs.ownCpu).toBeLessThan(s.lateMs.otherProcesses);
       // asleep in Atomics.wait, not queued for a core: most of the wait is "neither running nor queued"
       expect(s.lateMs.inRunQueue).toBeLessThan(s.lateMs.otherProcesses / 2);
+      // blocked outside the loop's poll, so not asleep in it: not woken late
+      expect(s.lateMs.wokenLate).toBeLessThan(s.lateMs.otherProcesses / 4);
       expect(s.threadCpuPercent).toBeLessThan(50);
       expect(stallSentence(s, 150, 2)).toMatch(/other threads or processes took the CPU/);
+    },
+  );
+});
+
+describe('startStallWatch, a process stopped while its loop sleeps (real)', () => {
+  it.skipIf(process.platform !== 'linux')(
+    'reads as woken late: off the CPU and not runnable past the tick, as a late wake-up looks from inside',
+    async () => {
+      const w = startStallWatch();
+      for (let stop = 0; stop < 4; stop++) {
+        // A child stops this process for 40 ms while its loop waits in its poll for the child to end.
+        const child = spawn('/bin/sh', ['-c', 'sleep 0.03; kill -STOP $PPID; sleep 0.04; kill -CONT $PPID'], { stdio: 'ignore' });
+        await new Promise((r) => child.on('exit', r));
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const s = w.stop();
+      expect(s.lateMs.otherProcesses).toBeGreaterThan(100); // 4 × 40 ms, less 4 × 1 ms
+      expect(s.lateMs.wokenLate).toBeGreaterThan(s.lateMs.otherProcesses / 2);
+      expect(s.lateMs.wokenLate).toBeLessThanOrEqual(s.lateMs.otherProcesses);
+      expect(s.cause).toBe('woken-late');
+      expect(stallSentence(s, 5, 2)).toMatch(/^Cause: the loop was still asleep past its time/);
     },
   );
 });
@@ -211,5 +256,8 @@ describe('the calibration verdict names the cause of a pass that fell behind', (
     expect(verdict(pass(27, 'gc'))).toContain("The delay was the client's own garbage collection (27 % of a core)");
     expect(verdict(pass(27, 'other-processes'))).toContain('so the delay came from other programs taking the CPU');
     expect(verdict(pass(27))).toContain('other programs taking the CPU'); // older results: the CPU heuristic
+    expect(verdict(pass(27, 'woken-late'))).toContain(
+      "the kernel or the VM's host woke it late, not parsing and not another program",
+    );
   });
 });

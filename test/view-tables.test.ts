@@ -164,4 +164,26 @@ describe('summaryTable / compareTable', () => {
     expect(lines[2]).toBe('w');
     expect(healthBannerLines(run(0.3))).toHaveLength(2); // below 0.5 %: no line
   });
+  it('a client-bound run whose loop was mostly woken late says so in Chinese, and that no program took the CPU', () => {
+    const stall = {
+      cause: 'woken-late' as const,
+      lateMs: { ownCpu: 1, gc: 0, otherProcesses: 30, inRunQueue: 4, wokenLate: 21.46 },
+      gcCount: 0,
+      gcPauseTotalMs: 0,
+      gcPauseMaxMs: 0,
+      othersLoad1m: 0.4,
+    };
+    const run = (clientBound: boolean): RunSummary => ({
+      ...summary(1),
+      health: { clientBound, simBehind: !clientBound, warnings: ['w'], clientStall: stall },
+    });
+    const lines = healthBannerLines(run(true));
+    expect(lines[0]).toContain('CLIENT-BOUND');
+    expect(lines[1]).toMatch(
+      /^客户端的事件循环迟到，主要是因为线程过了该醒的时刻还在睡：内核（或虚拟机的宿主机）晚唤醒了它，至少 21\.5 ms（晚唤醒 woken late）/,
+    );
+    expect(lines[1]).toContain('不是客户端的工作量，也不是别的程序');
+    expect(lines[2]).toBe('w');
+    expect(healthBannerLines(run(false))).toHaveLength(2); // not client-bound: the loop's cause is not the flag's
+  });
 });

@@ -212,7 +212,11 @@ export function calibrationVerdict(c: Omit<ClientCalibration, 'verdict'>): strin
         cause === 'other-processes'
           ? `The client waited without working while it was late (${f0(pass.clientCpuPercent)} % of a core), so the delay came ` +
               `from other programs taking the CPU (or too few cores), not from parsing: close them and calibrate again.`
-          : `The delay was the client's own ${cause === 'gc' ? 'garbage collection' : 'work'} (${f0(pass.clientCpuPercent)} % ` +
+          : cause === 'woken-late'
+            ? `The client was mostly still asleep past its time while it was late (${f0(pass.clientCpuPercent)} % of a core): ` +
+              `the kernel or the VM's host woke it late, not parsing and not another program. Calibrate again; ` +
+              `if it stays, this machine wakes threads late.`
+            : `The delay was the client's own ${cause === 'gc' ? 'garbage collection' : 'work'} (${f0(pass.clientCpuPercent)} % ` +
               `of a core): run fewer streams per process, or give the client a core of its own.`,
       );
     } else if (pass && pass.clientCpuPercent < 50) {

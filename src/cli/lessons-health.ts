@@ -9,6 +9,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ClientStall } from '../client-stall';
 import { type CpuUsers, userName, usersWords } from '../proc/cpu-users';
 
 /** One saved point's health. */
@@ -19,6 +20,8 @@ export interface PointHealth {
   simBehind: boolean;
   /** The client's stamp lag p99, ms (against the simulator), when known. */
   stampLagP99Ms?: number;
+  /** The client's late loop ticks by cause, ms (`summary.health.clientStall.lateMs`), when recorded. */
+  clientLateMs?: ClientStall['lateMs'];
   /** The simulator's step lateness p99, ms, and over how many steps, when known. */
   stepLatenessP99Ms?: number;
   steps?: number;
@@ -42,7 +45,12 @@ function readJson(file: string): Record<string, unknown> | undefined {
 function pointHealth(dir: string, point: string): PointHealth | undefined {
   const summary = readJson(join(dir, 'summary.json'));
   if (!summary) return undefined;
-  const h = (summary.health ?? {}) as { clientBound?: boolean; simBehind?: boolean; clientStampLag?: { p99Ms?: number } };
+  const h = (summary.health ?? {}) as {
+    clientBound?: boolean;
+    simBehind?: boolean;
+    clientStampLag?: { p99Ms?: number };
+    clientStall?: { lateMs?: ClientStall['lateMs'] };
+  };
   const manifest = readJson(join(dir, 'manifest.json')) ?? {};
   const sl = ((manifest.client ?? {}) as { simLateness?: Record<string, unknown> }).simLateness ?? {};
   const late = ((sl.cpu ?? {}) as { lateMs?: PointHealth['lateMs'] }).lateMs;
@@ -50,6 +58,8 @@ function pointHealth(dir: string, point: string): PointHealth | undefined {
   const out: PointHealth = { point, clientBound: h.clientBound === true, simBehind: h.simBehind === true };
   const lag = num(h.clientStampLag?.p99Ms);
   if (lag !== undefined) out.stampLagP99Ms = lag;
+  const loop = h.clientStall?.lateMs;
+  if (loop && [loop.ownCpu, loop.gc, loop.otherProcesses].every((x) => num(x) !== undefined)) out.clientLateMs = loop;
   const p99 = num(sl.p99Ms);
   if (p99 !== undefined) out.stepLatenessP99Ms = p99;
   const steps = num(sl.steps);
@@ -83,10 +93,31 @@ export function lessonPointsHealth(dataDir: string, lessons: readonly string[]):
 
 const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`;
 
+/**
+ * The client's late loop ticks by cause (src/runner/stall-blame.ts), e.g. "its loop's late ticks: own work
+ * 1.20 ms, GC 0.00 ms, waiting in the run queue 3.40 ms, woken late 8.10 ms, other 2.00 ms"; '' when not recorded.
+ */
+function loopWords(l: ClientStall['lateMs'] | undefined): string {
+  if (!l) return '';
+  const queued = l.inRunQueue ?? 0;
+  const woken = l.wokenLate ?? 0;
+  const parts = [`own work ${ms(l.ownCpu)}`, `GC ${ms(l.gc)}`];
+  if (l.inRunQueue !== undefined) parts.push(`waiting in the run queue ${ms(queued)}`);
+  if (l.wokenLate !== undefined) parts.push(`woken late ${ms(woken)}`);
+  parts.push(
+    `${l.inRunQueue !== undefined || l.wokenLate !== undefined ? 'other' : 'off the CPU'} ${ms(l.otherProcesses - queued - woken)}`,
+  );
+  return `its loop's late ticks: ${parts.join(', ')}`;
+}
+
 /** Why a flagged point was flagged, in a few words with its figures. */
 function flagWords(p: PointHealth): string {
   const parts: string[] = [];
-  if (p.clientBound) parts.push(`client-bound${p.stampLagP99Ms !== undefined ? ` (stamp lag p99 ${ms(p.stampLagP99Ms)})` : ''}`);
+  if (p.clientBound) {
+    const why = [p.stampLagP99Ms !== undefined ? `stamp lag p99 ${ms(p.stampLagP99Ms)}` : '', loopWords(p.clientLateMs)];
+    const words = why.filter(Boolean).join('; ');
+    parts.push(`client-bound${words ? ` (${words})` : ''}`);
+  }
   if (p.simBehind) {
     const steps = p.steps !== undefined ? ` over ${p.steps} steps` : '';
     const l = p.lateMs;

@@ -42,7 +42,9 @@ export function calibrationSentences(cal: Omit<ClientCalibration, 'verdict'>): s
       out.push(
         cause === 'other-processes'
           ? `落后的时候客户端在等 CPU 而不是在干活（只用了一个核的 ${behind.clientCpuPercent}%）：是别的程序抢走了 CPU（或核太少），不是解析数据。关掉它们再校准一次。`
-          : `落后的原因是客户端自己的${cause === 'gc' ? '垃圾回收（GC）' : '工作'}（用了一个核的 ${behind.clientCpuPercent}%）：每个进程少开几路，或给客户端单独一个核。`,
+          : cause === 'woken-late'
+            ? `落后的时候客户端多半还在睡，过了该醒的时刻（只用了一个核的 ${behind.clientCpuPercent}%）：是内核或虚拟机的宿主机晚唤醒了它（晚唤醒 woken late），不是解析数据，也不是别的程序。再校准一次；如果还这样，就是这台机器唤醒线程偏晚。`
+            : `落后的原因是客户端自己的${cause === 'gc' ? '垃圾回收（GC）' : '工作'}（用了一个核的 ${behind.clientCpuPercent}%）：每个进程少开几路，或给客户端单独一个核。`,
       );
     } else if (behind && behind.clientCpuPercent < 50) {
       out.push(

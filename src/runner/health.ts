@@ -19,7 +19,8 @@
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pastBound, type StampLag } from '../client-stall';
-import { startStallWatch, stallSentence, type ClientStall } from './stall-blame';
+import { startStallWatch, type ClientStall } from './stall-blame';
+import { stallSentence } from './stall-sentence';
 
 export type { ClientStall, StallCause } from './stall-blame';
 export {

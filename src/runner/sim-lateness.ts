@@ -12,8 +12,8 @@ import { serverRoot, type TargetAuth } from '../client/url';
 import { parsePrometheus, pickValue, type MetricFamily } from '../observe/prometheus';
 import { simLateness } from '../observe/vllm-metrics';
 import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES } from '../wire/sim-series';
-import { pastBound } from '../client-stall';
-import { stealAdvice } from './stall-blame';
+import { pastBound, WOKEN_LATE_WHY } from '../client-stall';
+import { stealAdvice } from './stall-sentence';
 
 /** Simulator step lateness p99 above which its timings are less faithful, ms (as the simulator's own warning). */
 export const SIM_LATENESS_THRESHOLD_MS = 2;
@@ -58,9 +58,7 @@ const GC_ADVICE =
   "That is the simulator's own cost (LoadLab's, not the modelled GPU's): rerun the point, or read the ITL/TPOT tails as upper bounds.";
 
 /** When sleeps that ended late made most of the lateness: the machine's wake-ups, neither the modelled GPU nor LoadLab's work. */
-const WOKEN_ADVICE =
-  'A thread asleep past its time was woken late by the kernel or, on a virtual machine, by its host (an idle virtual CPU ' +
-  'can wake milliseconds late): that is this machine, not the modelled GPU. Rerun the point, or read the ITL/TPOT tails as upper bounds.';
+const WOKEN_ADVICE = `${WOKEN_LATE_WHY}: that is this machine, not the modelled GPU. Rerun the point, or read the ITL/TPOT tails as upper bounds.`;
 
 /** The late steps' lateness in all, ms: every cause the simulator reported. Pure. */
 export function lateStepsTotalMs(late: NonNullable<SimCpuShare['lateMs']>): number {

@@ -13,6 +13,14 @@
  * - `own-cpu`: the process was on the CPU for at least 60 % of the lateness (its own work blocked the loop);
  * - `other-processes`: it was waiting, not working: the kernel ran something else (on this
  *   machine that includes the simulator, when it runs here), or the VM's host did (steal).
+ *
+ * Of a waiting interval's lateness, the part the thread was runnable but queued for a core is `inRunQueue`
+ * (schedstat), and the part beyond that it was still asleep in the loop's poll past the tick's time is
+ * `wokenLate`: the loop's idle time (src/proc/loop-idle.ts) says how much of the interval it was busy, and
+ * counting all of that busy time as after the deadline leaves a lower bound of the sleep past it. The first
+ * {@link LATE_TICK_MS} of that sleep is the timer's own rounding (libuv counts timers in whole ms), so it is not
+ * counted. When the sleep outweighs the rest of the waiting, the cause is `woken-late`: the kernel, or on a
+ * virtual machine its host, woke the thread late; no other program took the CPU (bench/README.md §30).
  * The run's cause is the one with the most late milliseconds. Beside it: the 1-minute load
  * average minus this process's share (its CPU in cores), and the CPU steal from `/proc/stat`
  * where readable. `process.cpuUsage` counts every thread of the process (libuv pool, GC helpers, and
@@ -21,10 +29,11 @@
  */
 
 import { loadavg } from 'node:os';
-import { type ClientStall, STEAL_NAMED_PERCENT, type StallCause } from '../client-stall';
+import type { ClientStall, StallCause } from '../client-stall';
 import { type HostCpu, hostCpu, type ThreadSched, threadSchedReader } from '../proc/cpu-times';
 import { thisThreadCpus } from '../proc/cpu-split';
 import { watchGcPauses } from '../proc/gc-pauses';
+import { loopIdleMs } from '../proc/loop-idle';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -38,6 +47,11 @@ export interface TickReading {
   gcMs: number;
   /** This thread's time runnable but waiting for a core in the interval (schedstat), where readable. */
   waitMs?: number;
+  /**
+   * Of `lateMs`, at least how long the loop was still idle in its poll past the tick's time: `lateMs` less the
+   * loop's busy time in the interval (wall time − idle time), ≥ 0; absent where not read.
+   */
+  sleptMs?: number;
 }
 
 /** A tick later than this counts toward the blame, ms. */
@@ -47,7 +61,7 @@ const TICK_MS = 10;
 const OWN_CPU_SHARE = 0.6;
 
 /** The cause of one late interval (see the module comment). Pure. */
-export function classifyTick(t: TickReading): Exclude<StallCause, 'none'> {
+export function classifyTick(t: TickReading): 'gc' | 'own-cpu' | 'other-processes' {
   if (t.gcMs >= 0.5 * t.lateMs) return 'gc';
   if (t.cpuMs >= OWN_CPU_SHARE * t.lateMs) return 'own-cpu';
   return 'other-processes';
@@ -62,34 +76,31 @@ export function addTick(lateMs: ClientStall['lateMs'], t: TickReading): void {
   else if (cause === 'own-cpu') lateMs.ownCpu += late;
   else {
     lateMs.otherProcesses += late;
-    if (t.waitMs !== undefined) lateMs.inRunQueue = (lateMs.inRunQueue ?? 0) + Math.min(late, Math.max(0, t.waitMs));
+    const queued = t.waitMs !== undefined ? Math.min(late, Math.max(0, t.waitMs)) : 0;
+    if (t.waitMs !== undefined) lateMs.inRunQueue = (lateMs.inRunQueue ?? 0) + queued;
+    if (t.sleptMs === undefined) return;
+    const slept = t.sleptMs - LATE_TICK_MS - Math.max(0, t.waitMs ?? 0); // beyond the timer's rounding and the queue
+    lateMs.wokenLate = (lateMs.wokenLate ?? 0) + Math.min(late - queued, Math.max(0, slept));
   }
 }
 
-/** The cause with the most late ms (`none` when nothing was late). Pure. */
+/**
+ * The cause with the most late ms (`none` when nothing was late), `woken-late` standing for its part of
+ * `otherProcesses`; the first of equals in the order own work, GC, other processes, woken late. Pure.
+ */
 export function stallCause(lateMs: ClientStall['lateMs']): StallCause {
+  const woken = lateMs.wokenLate ?? 0;
   const ranked: [StallCause, number][] = [
     ['own-cpu', lateMs.ownCpu],
     ['gc', lateMs.gc],
-    ['other-processes', lateMs.otherProcesses],
+    ['other-processes', lateMs.otherProcesses - woken],
+    ['woken-late', woken],
   ];
   ranked.sort((a, b) => b[1] - a[1]);
   return ranked[0][1] > 0 ? ranked[0][0] : 'none';
 }
 
 const r2 = (x: number) => Math.round(x * 100) / 100;
-
-/**
- * What to do about steal of `percent` (with a leading space), or '' below {@link STEAL_NAMED_PERCENT}: the
- * hypervisor ran other machines on this VM's CPUs, which no program inside it can see as a wait or change.
- */
-export function stealAdvice(percent: number | undefined): string {
-  if (percent === undefined || !(percent >= STEAL_NAMED_PERCENT)) return '';
-  return (
-    ` The VM's host took ${f1(percent)} % of this machine's CPU (steal): nothing here can change that; ` +
-    'rerun later, or read the ITL/TPOT tails as upper bounds.'
-  );
-}
 
 /** The hypervisor's share of the machine's CPU between two readings, %; nothing where unreadable. */
 export function stealShare(h0: HostCpu | undefined, h1: HostCpu | undefined): { stealPercent?: number } {
@@ -104,6 +115,26 @@ function threadShare(sched0: ThreadSched | undefined, sched1: ThreadSched | unde
   const cpus = thisThreadCpus()?.cpus.length;
   const share = { threadCpuPercent: r2((cpu / wallMs) * 100), threadWaitMs: r2(sched1.waitMs - sched0.waitMs) };
   return { cpuOf: 'thread', ...share, ...(cpus ? { threadCpus: cpus } : {}) };
+}
+
+/** This thread's CPU and run-queue time so far, ms (the process's CPU, and no wait, where the thread's are unreadable). */
+function cpuReading(sched: ReturnType<typeof threadSchedReader>): () => ThreadSched {
+  if (sched) return () => sched.read() ?? { cpuMs: Number.NaN, waitMs: Number.NaN };
+  return () => {
+    const c = process.cpuUsage();
+    return { cpuMs: (c.user + c.system) / 1000, waitMs: Number.NaN };
+  };
+}
+
+/** The late ms by cause, to 0.01 ms, for the result. */
+function rounded(l: ClientStall['lateMs']): ClientStall['lateMs'] {
+  return {
+    ownCpu: r2(l.ownCpu),
+    gc: r2(l.gc),
+    otherProcesses: r2(l.otherProcesses),
+    ...(l.inRunQueue !== undefined ? { inRunQueue: r2(l.inRunQueue) } : {}),
+    ...(l.wokenLate !== undefined ? { wokenLate: r2(l.wokenLate) } : {}),
+  };
 }
 
 /** A running stall watch; `stop()` may be called more than once (later calls return the first result). */
@@ -121,35 +152,37 @@ export function startStallWatch(): StallWatch {
   const sched = threadSchedReader(); // this thread's, one pread per tick; closed at stop()
   const sched0 = sched?.read();
   if (sched0) lateMs.inRunQueue = 0;
-  // This thread's CPU and run-queue time so far, ms (the process's CPU, and no wait, where the thread's are unreadable).
-  const reading = sched
-    ? (): ThreadSched => sched.read() ?? { cpuMs: Number.NaN, waitMs: Number.NaN }
-    : (): ThreadSched => {
-        const c = process.cpuUsage();
-        return { cpuMs: (c.user + c.system) / 1000, waitMs: Number.NaN };
-      };
+  lateMs.wokenLate = 0;
+  const reading = cpuReading(sched);
   const loads: number[] = [loadavg()[0] ?? 0];
   let lastT = t0;
   let last = reading();
+  let lastIdle = loopIdleMs();
   let ticks = 0;
   // GC entries reach the observer after the pause, so an interval is judged one tick later.
-  let pending: (Omit<TickReading, 'gcMs'> & { fromMs: number; toMs: number }) | undefined;
+  let pending: (Omit<TickReading, 'gcMs'> & { fromMs: number; toMs: number; sleptMs: number }) | undefined;
   const judgePending = () => {
     if (!pending) return;
     const { fromMs, toMs } = pending;
     const gcMs = gc.msBetween(fromMs, toMs);
-    const { lateMs: late, cpuMs, waitMs } = pending;
-    addTick(lateMs, { lateMs: late, cpuMs, gcMs, ...(Number.isFinite(waitMs) ? { waitMs } : {}) });
+    const { lateMs: late, cpuMs, waitMs, sleptMs } = pending;
+    addTick(lateMs, { lateMs: late, cpuMs, gcMs, sleptMs, ...(Number.isFinite(waitMs) ? { waitMs } : {}) });
     pending = undefined;
   };
   const timer = setInterval(() => {
     const t = performance.now();
+    const idle = loopIdleMs();
     const now = reading();
     judgePending();
     const [cpuMs, waitMs] = [now.cpuMs - last.cpuMs, now.waitMs - last.waitMs];
-    if (t - lastT - TICK_MS > LATE_TICK_MS) pending = { fromMs: lastT, toMs: t, lateMs: t - lastT - TICK_MS, cpuMs, waitMs };
+    const late = t - lastT - TICK_MS;
+    if (late > LATE_TICK_MS) {
+      const sleptMs = Math.max(0, late - Math.max(0, t - lastT - (idle - lastIdle)));
+      pending = { fromMs: lastT, toMs: t, lateMs: late, cpuMs, waitMs, sleptMs };
+    }
     if (++ticks % 100 === 0) loads.push(loadavg()[0] ?? 0);
     lastT = t;
+    lastIdle = idle;
     last = now;
   }, TICK_MS);
   timer.unref();
@@ -169,12 +202,7 @@ export function startStallWatch(): StallWatch {
       const host1 = hostCpu();
       result = {
         cause: stallCause(lateMs),
-        lateMs: {
-          ownCpu: r2(lateMs.ownCpu),
-          gc: r2(lateMs.gc),
-          otherProcesses: r2(lateMs.otherProcesses),
-          ...(lateMs.inRunQueue !== undefined ? { inRunQueue: r2(lateMs.inRunQueue) } : {}),
-        },
+        lateMs: rounded(lateMs),
         gcCount: gc.count,
         gcPauseTotalMs: r2(gc.totalMs),
         gcPauseMaxMs: r2(gc.maxMs),
@@ -185,48 +213,4 @@ export function startStallWatch(): StallWatch {
       return result;
     },
   };
-}
-
-const f1 = (x: number) => x.toFixed(1);
-
-/** More workers, unless the thread had one core only (src/proc/cpu-split.ts gives a local simulator's engine one). */
-function ownWorkAdvice(threadCpus: number | undefined, cores: number): string {
-  if (threadCpus !== 1) return 'Run fewer streams per thread (more workers).';
-  return `This thread could run on one core only${cores > 1 ? ` of this machine's ${cores}` : ''}, so more workers would share it: run fewer streams, or use a machine with more cores.`;
-}
-
-/**
- * One sentence naming the cause of a late loop, with the split of its lateness and the numbers behind
- * it, e.g. "Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms:
- * 10.0 own work, 95.0 GC, 0.0 waiting for the CPU)." Pure.
- * @param cpuPercent this process's CPU over the run, % of one core; `cores` of the machine.
- */
-export function stallSentence(s: ClientStall, cpuPercent: number, cores: number): string {
-  const gc = `${s.gcCount} GC pauses, ${f1(s.gcPauseTotalMs)} ms in all, the longest ${f1(s.gcPauseMaxMs)} ms`;
-  const steal = s.stealPercent !== undefined ? `, CPU steal ${f1(s.stealPercent)} %` : '';
-  const others = `${f1(s.othersLoad1m)} of the load average on ${cores} cores was not this process${steal}`;
-  const { ownCpu, gc: gcLate, otherProcesses, inRunQueue: queued } = s.lateMs;
-  const queue =
-    queued !== undefined && otherProcesses > 0
-      ? ` (${f1(queued)} in the run queue, ${f1(otherProcesses - queued)} neither running nor queued: a blocking call, a late timer or the host's steal)`
-      : '';
-  const split = `late ms: ${f1(ownCpu)} own work, ${f1(gcLate)} GC, ${f1(otherProcesses)} waiting for the CPU${queue}`;
-  switch (s.cause) {
-    case 'gc':
-      return `Cause: garbage collection (${gc}; ${split}). Run fewer streams per process, or shorter runs.`;
-    case 'own-cpu':
-      return s.cpuOf === 'thread'
-        ? `Cause: this thread's own work (${split}; the thread used ${Math.round(s.threadCpuPercent ?? 0)} % of a core over the run). ` +
-            ownWorkAdvice(s.threadCpus, cores)
-        : `Cause: this process's own work (${split}; ${Math.round(cpuPercent)} % of a core over the run). ` +
-            'Run fewer streams per process.';
-    case 'other-processes':
-      return s.cpuOf === 'thread'
-        ? `Cause: other threads or processes took the CPU (${split}; the thread waited ${f1(s.threadWaitMs ?? 0)} ms for a core; ${others}). ` +
-            `The notebook kernel, the simulator and other programs on this machine count. Close other busy programs.${stealAdvice(s.stealPercent)}`
-        : `Cause: other processes took the CPU (${split}; ${others}). ` +
-            `The simulator counts when it runs on this machine. Close other busy programs.${stealAdvice(s.stealPercent)}`;
-    default:
-      return `Cause not found: no 10 ms interval was late by more than ${LATE_TICK_MS} ms (${gc}; ${others}).`;
-  }
 }

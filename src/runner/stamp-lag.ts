@@ -16,7 +16,7 @@ import { percentilesInPlace } from '../stats/select';
 import type { RequestRecord } from '../types';
 import { SIM_SEND_LOG_CLOCK, SIM_SEND_LOG_PATH } from '../wire/sim-series';
 import { type ClientHealth, DEFAULT_HEALTH_THRESHOLDS, LOOP_DELAY_REASON } from './health';
-import { stallSentence } from './stall-blame';
+import { stallSentence } from './stall-sentence';
 import { originMonoMs } from './thread-clock';
 import type { WorkerHealth } from './worker-health';
 

@@ -42,6 +42,7 @@ export function healthBannerLines(summary: RunSummary, label?: string): string[]
   return [
     `⚠ ${who}${what}：下面的数字可能反映测量端自身，而非服务器。`,
     ...stampLagLine(h),
+    ...wokenLateLine(h),
     ...stealLine(h.clientStall?.stealPercent),
     ...h.warnings,
   ];
@@ -54,6 +55,17 @@ function stampLagLine(h: NonNullable<RunSummary['health']>): string[] {
   return [
     `对照模拟器自己的发送时刻，客户端给 token 块打时间戳晚了 p99 ${l.p99Ms.toFixed(1)} ms（p50 ${l.p50Ms.toFixed(1)} ms；` +
       `打点误差 stamp error，共 ${l.chunks} 块）。TTFT 和 E2E 里含有这么多客户端自己的延迟。`,
+  ];
+}
+
+/** A Chinese line when the client's loop was late mostly because its thread was woken late (src/runner/stall-blame.ts). */
+function wokenLateLine(h: NonNullable<RunSummary['health']>): string[] {
+  const s = h.clientStall;
+  if (!h.clientBound || s?.cause !== 'woken-late') return [];
+  return [
+    `客户端的事件循环迟到，主要是因为线程过了该醒的时刻还在睡：内核（或虚拟机的宿主机）晚唤醒了它，至少 ` +
+      `${(s.lateMs.wokenLate ?? 0).toFixed(1)} ms（晚唤醒 woken late）。这是这台机器的问题，不是客户端的工作量，也不是别的程序：` +
+      '重跑一次，或者把 ITL/TPOT 的尾部当作上限来读。',
   ];
 }
 
