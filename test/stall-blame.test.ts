@@ -65,7 +65,7 @@ describe('addTick and stallCause (pure)', () => {
     expect(sums).toEqual({ ownCpu: 10, gc: 0, otherProcesses: 11, inRunQueue: 9 });
     const sentence = stallSentence({ ...quiet, cause: 'other-processes', lateMs: sums }, 27, 2);
     expect(sentence).toContain(
-      "11.0 waiting for the CPU (9.0 in the run queue, 2.0 neither running nor queued: a blocking call, a late timer or the host's steal)",
+      "11.0 off the CPU (9.0 in the run queue, 2.0 neither running nor queued: a blocking call, a late timer or the host's steal)",
     );
   });
 });
@@ -90,7 +90,7 @@ describe("woken late: asleep in the loop past the tick's time (pure)", () => {
     const lateMs = { ownCpu: 1, gc: 0, otherProcesses: 20, inRunQueue: 3, wokenLate: 15 };
     const text = stallSentence({ ...quiet, cause: 'woken-late', lateMs }, 27, 2);
     expect(text).toContain(
-      "Cause: the loop was still asleep past its time (late ms: 1.0 own work, 0.0 GC, 20.0 waiting for the CPU (3.0 in the run queue, 15.0 asleep past the tick's time, 2.0 neither running nor queued: a blocking call or the host's steal);",
+      "Cause: the loop was still asleep past its time (late ms: 1.0 own work, 0.0 GC, 20.0 off the CPU (3.0 in the run queue, 15.0 asleep past the tick's time, 2.0 neither running nor queued: a blocking call or the host's steal);",
     );
     expect(text).toContain('woken late by the kernel or, on a virtual machine, by its host');
     expect(text).toContain("not this process's work or another program");
@@ -105,7 +105,7 @@ describe('the verdict names the cause', () => {
     expect(v.clientBound).toBe(true);
     expect(v.reasons[0]).not.toContain('other programs took the CPU');
     expect(v.reasons[0]).toContain(
-      "Cause: this process's own work (late ms: 120.0 own work, 6.0 GC, 3.0 waiting for the CPU; 27 % of a core over the run).",
+      "Cause: this process's own work (late ms: 120.0 own work, 6.0 GC, 3.0 off the CPU; 27 % of a core over the run).",
     );
   });
 
@@ -113,7 +113,7 @@ describe('the verdict names the cause', () => {
     const stall: ClientStall = { ...quiet, cause: 'gc', gcCount: 41, gcPauseTotalMs: 130.24, gcPauseMaxMs: 12.5 };
     stall.lateMs = { ownCpu: 10, gc: 95, otherProcesses: 0 };
     expect(assessClientHealth({ ...late, stall }).reasons[0]).toContain(
-      'Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms: 10.0 own work, 95.0 GC, 0.0 waiting',
+      'Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms: 10.0 own work, 95.0 GC, 0.0 off the CPU',
     );
   });
 
@@ -121,7 +121,7 @@ describe('the verdict names the cause', () => {
     const stall: ClientStall = { ...quiet, cause: 'other-processes', othersLoad1m: 2.61, stealPercent: 7.25 };
     stall.lateMs = { ownCpu: 1, gc: 0, otherProcesses: 80 };
     const text = assessClientHealth({ ...late, loadAverage1m: 2.9, stall }).reasons[0];
-    expect(text).toContain('Cause: other processes took the CPU (late ms: 1.0 own work, 0.0 GC, 80.0 waiting for the CPU;');
+    expect(text).toContain('Cause: other processes took the CPU (late ms: 1.0 own work, 0.0 GC, 80.0 off the CPU;');
     expect(text).toContain('2.6 of the load average on 2 cores was not this process, CPU steal 7.3 %');
     // steal of 0.5 % or more is named with what to do about it; less is only a figure
     expect(text).toMatch(

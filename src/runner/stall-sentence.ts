@@ -27,7 +27,7 @@ function ownWorkAdvice(threadCpus: number | undefined, cores: number): string {
 }
 
 /**
- * The late ms by cause, e.g. "late ms: 10.0 own work, 95.0 GC, 3.0 waiting for the CPU (1.0 in the run queue, 1.5
+ * The late ms by cause, e.g. "late ms: 10.0 own work, 95.0 GC, 3.0 off the CPU (1.0 in the run queue, 1.5
  * asleep past the tick's time, 0.5 neither running nor queued: a blocking call or the host's steal)". Runs saved
  * before a part was read leave it out.
  */
@@ -43,13 +43,13 @@ function splitWords(late: ClientStall['lateMs']): string {
   } else if (woken !== undefined && otherProcesses > 0) {
     waiting = ` (${f1(woken)} asleep past the tick's time)`;
   }
-  return `late ms: ${f1(ownCpu)} own work, ${f1(gc)} GC, ${f1(otherProcesses)} waiting for the CPU${waiting}`;
+  return `late ms: ${f1(ownCpu)} own work, ${f1(gc)} GC, ${f1(otherProcesses)} off the CPU${waiting}`;
 }
 
 /**
  * One sentence naming the cause of a late loop, with the split of its lateness and the numbers behind
  * it, e.g. "Cause: garbage collection (41 GC pauses, 130.2 ms in all, the longest 12.5 ms; late ms:
- * 10.0 own work, 95.0 GC, 0.0 waiting for the CPU)." Pure.
+ * 10.0 own work, 95.0 GC, 0.0 off the CPU)." Pure.
  * @param cpuPercent this process's CPU over the run, % of one core; `cores` of the machine.
  */
 export function stallSentence(s: ClientStall, cpuPercent: number, cores: number): string {
