@@ -122,4 +122,23 @@ describe.skipIf(!existsSync('/proc/thread-self/schedstat'))('threadSchedReader (
     expect(r.read()).toBeUndefined();
     r.close(); // twice is harmless
   });
+
+  it('fresh: the CPU time is brought up to now before each reading, so it never exceeds the wall time between two', () => {
+    const r = threadSchedReader({ fresh: true })!;
+    const over: number[] = [];
+    let cpu = 0;
+    for (let i = 0; i < 20; i++) {
+      const t0 = performance.now();
+      const a = r.read()!;
+      spin(3);
+      const b = r.read()!;
+      const wall = performance.now() - t0;
+      cpu += b.cpuMs - a.cpuMs;
+      // unfreshened, a 3 ms spin read 0.0–6.7 ms here (up to a 4 ms tick behind at either end)
+      if (b.cpuMs - a.cpuMs > wall + 0.05) over.push(b.cpuMs - a.cpuMs - wall);
+    }
+    r.close();
+    expect(over).toEqual([]);
+    expect(cpu).toBeGreaterThan(0);
+  });
 });

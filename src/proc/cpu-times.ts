@@ -41,13 +41,26 @@ export interface ThreadSched {
 }
 
 /**
+ * Make the kernel bring the calling thread's CPU time up to now. A thread's schedstat holds its CPU time as of
+ * its last scheduler tick or switch, so a running thread reading its own lags by up to a tick (4 ms at this VM's
+ * `CONFIG_HZ=250`: a 3 ms spin read 0.0–6.7 ms). `getrusage(RUSAGE_SELF)` (`process.cpuUsage()`) updates the
+ * calling thread's runtime first (the kernel's `thread_group_cputime()`, `kernel/sched/cputime.c`, calls
+ * `task_sched_runtime(current)`), after which the same spin read 3.0–3.2 ms (bench/README.md §30). The run-queue
+ * time needs none: a wait is added when it ends, before the thread can read it.
+ */
+export function freshenThreadCpu(): void {
+  process.cpuUsage();
+}
+
+/**
  * The calling thread's time on a CPU and in the run queue so far, in ns precision, from
- * `/proc/thread-self/schedstat` (fields 1 and 2, see the kernel's Documentation/scheduler/sched-stats.rst);
- * undefined where unreadable (not Linux, or a kernel without schedstats). Fine enough for a 10 ms interval,
- * which the 10 ms ticks of {@link threadCpuMs} are not.
+ * `/proc/thread-self/schedstat` (fields 1 and 2, see the kernel's Documentation/scheduler/sched-stats.rst),
+ * the CPU time brought up to now ({@link freshenThreadCpu}); undefined where unreadable (not Linux, or a kernel
+ * without schedstats). Fine enough for a 10 ms interval, which the 10 ms ticks of {@link threadCpuMs} are not.
  */
 export function threadSched(): ThreadSched | undefined {
   try {
+    freshenThreadCpu();
     return parseSchedstat(readFileSync('/proc/thread-self/schedstat', 'utf8'));
   } catch {
     return undefined;
@@ -71,8 +84,10 @@ export interface ThreadSchedReader {
  * `/proc/thread-self/schedstat` open, which names the calling thread from then on, and re-reads it
  * from offset 0: one `pread` per reading, 3.6 µs here against 13.4 µs for `readFileSync`'s open,
  * read and close (20,000 reads each, bench/README.md §9). Undefined where the file is unreadable.
+ * `fresh`: bring the CPU time up to now before each reading ({@link freshenThreadCpu}, one more system call),
+ * for a reader that compares the CPU of short intervals; without it the CPU time may lag by a scheduler tick.
  */
-export function threadSchedReader(): ThreadSchedReader | undefined {
+export function threadSchedReader(opts: { fresh?: boolean } = {}): ThreadSchedReader | undefined {
   let fd: number;
   try {
     fd = openSync('/proc/thread-self/schedstat', 'r');
@@ -82,6 +97,7 @@ export function threadSchedReader(): ThreadSchedReader | undefined {
   const buf = Buffer.alloc(96);
   const read = (): ThreadSched | undefined => {
     try {
+      if (opts.fresh) freshenThreadCpu();
       return parseSchedstat(buf.toString('latin1', 0, readSync(fd, buf, 0, buf.length, 0)));
     } catch {
       return undefined;

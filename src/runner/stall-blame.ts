@@ -5,7 +5,8 @@
  * verdict must not guess it from the run's average CPU alone.
  *
  * How: a 10 ms ticker reads, for every interval, its own lateness (wall time beyond 10 ms),
- * this thread's CPU in that interval (`/proc/thread-self/schedstat`, ns precision; where unreadable,
+ * this thread's CPU in that interval (`/proc/thread-self/schedstat`, ns precision, brought up to now before each
+ * reading, src/proc/cpu-times.ts `freshenThreadCpu`, or it lags by up to a scheduler tick; where unreadable,
  * the process's, `process.cpuUsage`) and the GC pauses that fell in it
  * (`perf_hooks` PerformanceObserver `gc` entries). Each interval late by more than
  * {@link LATE_TICK_MS} is classified by {@link classifyTick}:
@@ -149,7 +150,7 @@ export function startStallWatch(): StallWatch {
   const host0 = hostCpu();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
-  const sched = threadSchedReader(); // this thread's, one pread per tick; closed at stop()
+  const sched = threadSchedReader({ fresh: true }); // this thread's, one pread per tick; closed at stop()
   const sched0 = sched?.read();
   if (sched0) lateMs.inRunQueue = 0;
   lateMs.wokenLate = 0;

@@ -6,7 +6,7 @@
  * `vllm/engine/metrics.py`). Registration order is the order of the rendered text.
  */
 import { SIM_CPU_SERIES, SIM_LATE_STEP_SERIES, SIM_RESYNC_SERIES, SIM_STEPS_SERIES } from '../../wire/sim-series';
-import { hostCpu, sharedThreadSchedReader } from '../../proc/cpu-times';
+import { freshenThreadCpu, hostCpu, sharedThreadSchedReader, type ThreadSchedReader } from '../../proc/cpu-times';
 import { FAULT_KINDS, type FaultKind } from './faults';
 import { createLateSteps } from './late-steps';
 import type { Generation } from './generation';
@@ -137,6 +137,12 @@ export function pyBool(b: boolean): string {
   return b ? 'True' : 'False';
 }
 
+/** The thread's CPU time brought up to now: a thread's own otherwise lags by up to a scheduler tick. */
+function freshCpuMs(thread: ThreadSchedReader): number | undefined {
+  freshenThreadCpu();
+  return thread.read()?.cpuMs;
+}
+
 /**
  * Where the engine thread's time went, read at each scrape (src/proc/cpu-times.ts), so a client can
  * tell why steps ended late: the thread's own CPU, its wait for a core, and the whole machine's CPU
@@ -147,7 +153,7 @@ function cpuTimeSeries(reg: PromRegistry): CounterReader[] {
   const thread = sharedThreadSchedReader();
   const host = hostCpu() ? hostCpu : undefined;
   const series: Array<[name: string, help: string, ms: (() => number | undefined) | undefined]> = [
-    [SIM_CPU_SERIES.threadCpu, "CPU time of the engine's thread.", thread && (() => thread.read()?.cpuMs)],
+    [SIM_CPU_SERIES.threadCpu, "CPU time of the engine's thread.", thread && (() => freshCpuMs(thread))],
     [
       SIM_CPU_SERIES.threadWait,
       "time the engine's thread was runnable but waited for a CPU.",
