@@ -36,6 +36,12 @@ describe('classifyTick (pure)', () => {
     expect(classifyTick({ lateMs: 10, cpuMs: 12, gcMs: 4 })).toBe('own-cpu');
   });
 
+  it("asleep past the tick's time for half the lateness or more is not our own work, whatever the CPU read", () => {
+    expect(classifyTick({ lateMs: 2, cpuMs: 1.96, gcMs: 0, sleptMs: 1.94 })).toBe('other-processes'); // lesson 06
+    expect(classifyTick({ lateMs: 4, cpuMs: 3, gcMs: 0, sleptMs: 1.9 })).toBe('own-cpu'); // less than half asleep
+    expect(classifyTick({ lateMs: 4, cpuMs: 3, gcMs: 2, sleptMs: 2 })).toBe('gc');
+  });
+
   it('on the CPU for most of the lateness is our own work; waiting without working is other processes', () => {
     expect(classifyTick({ lateMs: 10, cpuMs: 6, gcMs: 0 })).toBe('own-cpu');
     expect(classifyTick({ lateMs: 10, cpuMs: 2.7, gcMs: 0 })).toBe('other-processes');

@@ -11,6 +11,12 @@
  * (`perf_hooks` PerformanceObserver `gc` entries). Each interval late by more than
  * {@link LATE_TICK_MS} is classified by {@link classifyTick}:
  * - `gc`: GC pauses cover at least half of the lateness;
+ * - `other-processes` when the loop was still asleep in its poll past the tick's time for at least half of the
+ *   lateness (`sleptMs`, below): then its own work can have made at most half of it. This comes before the CPU
+ *   test, because the thread's CPU can exceed the loop's busy time: in a run of lesson 06, 14 of the 68 late ticks
+ *   with a sleep read 0.1–2.5 ms more CPU than the loop was busy in the interval (bench/README.md §30). That CPU
+ *   was spent while the loop counted itself idle, in the kernel (whose interrupts, on this VM's kernel without
+ *   `CONFIG_IRQ_TIME_ACCOUNTING`, are charged to the thread they interrupt), not in its own callbacks;
  * - `own-cpu`: the process was on the CPU for at least 60 % of the lateness (its own work blocked the loop);
  * - `other-processes`: it was waiting, not working: the kernel ran something else (on this
  *   machine that includes the simulator, when it runs here), or the VM's host did (steal).
@@ -64,6 +70,7 @@ const OWN_CPU_SHARE = 0.6;
 /** The cause of one late interval (see the module comment). Pure. */
 export function classifyTick(t: TickReading): 'gc' | 'own-cpu' | 'other-processes' {
   if (t.gcMs >= 0.5 * t.lateMs) return 'gc';
+  if (t.sleptMs !== undefined && t.sleptMs >= 0.5 * t.lateMs) return 'other-processes';
   if (t.cpuMs >= OWN_CPU_SHARE * t.lateMs) return 'own-cpu';
   return 'other-processes';
 }
