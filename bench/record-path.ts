@@ -138,7 +138,8 @@ async function main(): Promise<void> {
           `  ${label.padEnd(42)} longest block: loop-delay max ${m.histMaxMs.toFixed(2)} ms, ` +
             `turn gap max ${m.tickerMaxMs.toFixed(2)} ms (${m.over1} of ${m.turns} turns > 1 ms; busy turns p50 ${m.busyP50Ms.toFixed(2)} ms), ` +
             `GC pause max ${m.gcMaxMs.toFixed(2)} ms; 10 ms ticks late by ${m.stall.lateMs.ownCpu.toFixed(0)} ms own work, ` +
-            `${m.stall.lateMs.gc.toFixed(0)} GC, ${m.stall.lateMs.otherProcesses.toFixed(0)} waiting   (${loadLine()})`,
+            `${m.stall.lateMs.gc.toFixed(0)} GC, ${m.stall.lateMs.otherProcesses.toFixed(0)} off the CPU ` +
+            `(${(m.stall.lateMs.wokenLate ?? 0).toFixed(0)} asleep past the tick)   (${loadLine()})`,
         );
       }
     }
