@@ -7,3 +7,12 @@
 
 /** The loop's idle time so far, ms: it grows only while the loop waits for I/O or a timer. */
 export const loopIdleMs = (): number => performance.nodeTiming.idleTime;
+
+/**
+ * Of `lateMs` past a deadline, at least how long the loop was still idle in its poll: the lateness less the loop's
+ * busy time over the `wallMs` since it went to wait (the wall time less the `idleMs` its idle time grew by), all of
+ * that busy time counted as after the deadline; ≥ 0. Pure.
+ */
+export function idlePastMs(lateMs: number, wallMs: number, idleMs: number): number {
+  return Math.max(0, lateMs - Math.max(0, wallMs - idleMs));
+}

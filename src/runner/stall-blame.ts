@@ -40,7 +40,7 @@ import type { ClientStall, StallCause } from '../client-stall';
 import { type HostCpu, hostCpu, type ThreadSched, threadSchedReader } from '../proc/cpu-times';
 import { thisThreadCpus } from '../proc/cpu-split';
 import { watchGcPauses } from '../proc/gc-pauses';
-import { loopIdleMs } from '../proc/loop-idle';
+import { idlePastMs, loopIdleMs } from '../proc/loop-idle';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -185,8 +185,7 @@ export function startStallWatch(): StallWatch {
     const [cpuMs, waitMs] = [now.cpuMs - last.cpuMs, now.waitMs - last.waitMs];
     const late = t - lastT - TICK_MS;
     if (late > LATE_TICK_MS) {
-      const sleptMs = Math.max(0, late - Math.max(0, t - lastT - (idle - lastIdle)));
-      pending = { fromMs: lastT, toMs: t, lateMs: late, cpuMs, waitMs, sleptMs };
+      pending = { fromMs: lastT, toMs: t, lateMs: late, cpuMs, waitMs, sleptMs: idlePastMs(late, t - lastT, idle - lastIdle) };
     }
     if (++ticks % 100 === 0) loads.push(loadavg()[0] ?? 0);
     lastT = t;

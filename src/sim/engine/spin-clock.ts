@@ -3,7 +3,7 @@
  * waits in place, napping and polling (bench/README.md §8, §14, §26), and can say how long past a deadline its
  * thread was still asleep (§29).
  */
-import { loopIdleMs } from '../../proc/loop-idle';
+import { idlePastMs, loopIdleMs } from '../../proc/loop-idle';
 import type { EngineClock } from './types';
 
 /**
@@ -71,7 +71,7 @@ export function spinClock(now: () => number, spinMs: number, nap: NapTiming, idl
         if (cancelled) return;
         let t = now();
         let slept = 0;
-        if (fromTimer && t > atMs) slept = Math.max(0, t - atMs - Math.max(0, t - setAt - (idleMs() - idleAt)));
+        if (fromTimer && t > atMs) slept = idlePastMs(t - atMs, t - setAt, idleMs() - idleAt);
         if (atMs - t > spinMs) return sleep(t);
         // Wait in place for up to a slice, then give the loop a turn: an Immediate per slice, not
         // per loop turn (20 requests × 128 tokens at c=1: 512 scavenges before, 61 after; `--trace-gc`).
