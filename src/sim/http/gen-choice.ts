@@ -21,9 +21,17 @@ export interface Choice {
   sent: number;
   /** Without stop strings: the text produced since the last output was made (`text.slice(sent)`, kept apart to avoid slicing). */
   unsent: string;
+  /** The token ids so far; unless `whole`, only those not yet handed out in an output. */
   ids: number[];
-  /** Tokens of `ids` already handed out in outputs (vLLM's `RequestState.sent_tokens_offset`). */
+  /** Tokens already handed out in outputs (vLLM's `RequestState.sent_tokens_offset`). */
   sentIds: number;
+  /**
+   * Keep the whole text and ids: a non-streamed answer, stop strings or logprobs need them. A streamed choice without
+   * them keeps only what it has not sent yet, and the length of its text.
+   */
+  whole: boolean;
+  /** Characters of the text so far (`text.length` when `whole`). */
+  textLength: number;
   outputTokens: number;
   firstMs?: number;
   prevMs: number;
@@ -49,6 +57,8 @@ export function newChoices(s: GenServer, req: GenRequest, who: GenIdentity): Cho
       unsent: '',
       ids: [],
       sentIds: 0,
+      whole: !req.stream || req.stop.length > 0 || req.logprobs !== undefined,
+      textLength: 0,
       outputTokens: 0,
       prevMs: 0,
       stopReason: null,
@@ -83,12 +93,14 @@ function findStop(text: string, from: number, stop: string[]): { at: number; s: 
 export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOutput): string | undefined {
   let reason: string | undefined = out.finishReason;
   const step = c.gen.next(out.newTokens, reason === 'stop' && !req.ignoreEos);
-  const from = c.text.length;
-  c.text += step.text;
+  const from = c.textLength;
+  c.textLength += step.text.length;
+  if (c.whole) c.text += step.text;
   if (req.stop.length === 0) c.unsent += step.text;
-  const hit = out.outputTokens > req.minTokens ? findStop(c.text, from, req.stop) : undefined;
+  const hit = out.outputTokens > req.minTokens && req.stop.length > 0 ? findStop(c.text, from, req.stop) : undefined;
   if (hit) {
     c.text = c.text.slice(0, hit.at);
+    c.textLength = hit.at;
     c.stopReason = hit.s;
     if (!reason) s.engine.abort(c.engineId);
     reason = 'stop';
@@ -104,7 +116,12 @@ export function advance(s: GenServer, req: GenRequest, c: Choice, out: EngineOut
  * (`RequestState.make_request_output`, `vllm/v1/engine/output_processor.py`); always when N = 1.
  */
 export function outputDue(c: Choice, finished: boolean, streamInterval: number): boolean {
-  return streamInterval <= 1 || finished || c.sentIds === 0 || c.ids.length - c.sentIds >= streamInterval;
+  return streamInterval <= 1 || finished || c.sentIds === 0 || unsentIds(c) >= streamInterval;
+}
+
+/** Token ids made but not yet handed out in an output. */
+function unsentIds(c: Choice): number {
+  return c.whole ? c.ids.length - c.sentIds : c.ids.length;
 }
 
 /** One choice's part of a streamed output: vLLM's `CompletionOutput` in DELTA mode. */
@@ -134,15 +151,16 @@ export function takeDelta(req: GenRequest, c: Choice, reason: string | undefined
     // No stop strings: nothing is held back, so the new text is what was produced since (no slice of the growing text).
     text = c.unsent;
     c.unsent = '';
-    c.sent = c.text.length;
+    c.sent = c.textLength;
   } else {
     const hold = reason ? 0 : Math.max(...req.stop.map((x) => x.length)) - 1;
     const upTo = Math.max(c.sent, c.text.length - hold);
     text = c.text.slice(c.sent, upTo);
     c.sent = upTo;
   }
-  const ids = c.ids.slice(c.sentIds);
-  c.sentIds = c.ids.length;
+  const ids = c.whole ? c.ids.slice(c.sentIds) : c.ids;
+  c.sentIds += ids.length;
+  if (!c.whole) c.ids = [];
   return { index: c.index, text, ids, offset, finishReason: reason, stopReason: c.stopReason, outputTokens: c.outputTokens };
 }
 
