@@ -87,10 +87,10 @@ describe('the send log (simulator)', () => {
     expect(SEND_LOG_MAX_STAMPS).toBeGreaterThan(0);
     const log = new SendLog(10);
     const running = log.open('running');
-    running.t.push(1, 2, 3);
+    for (const t of [1, 2, 3]) running.t.push(t);
     for (const id of ['a', 'b', 'c']) {
       const s = log.open(id);
-      s.t.push(1, 2, 3, 4);
+      for (const t of [1, 2, 3, 4]) s.t.push(t);
       log.closed(s);
     }
     // a (4) + b (4) + c (4) = 12 > 10: a goes; the running stream is not counted and stays.

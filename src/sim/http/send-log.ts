@@ -15,9 +15,34 @@ import { SIM_SEND_LOG_CLOCK } from '../../wire/sim-series';
 /** Default bound on the stamps kept: 2 million (about 16 MB). */
 export const SEND_LOG_MAX_STAMPS = 2_000_000;
 
+/**
+ * One stream's send times, in a Float64Array that doubles as it fills. Its backing store lies outside V8's heap, so
+ * the young-generation collections (every few hundred ms at 128 streams) neither scan nor copy it, as they copied a
+ * growing `number[]` at each of its growths (bench/README.md §31).
+ */
+export class SendStamps {
+  private buf = new Float64Array(64);
+  /** Stamps pushed. */
+  length = 0;
+
+  push(t: number): void {
+    if (this.length === this.buf.length) {
+      const grown = new Float64Array(this.buf.length * 2);
+      grown.set(this.buf);
+      this.buf = grown;
+    }
+    this.buf[this.length++] = t;
+  }
+
+  /** The stamps pushed, in order (a view, not a copy). */
+  values(): Float64Array {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
 /** The log of one stream: push `performance.now()` to `t` at each token chunk's write. */
 export interface StreamSends {
-  t: number[];
+  t: SendStamps;
   /** Counted against the bound (finished and still held). */
   counted: boolean;
 }
@@ -32,7 +57,7 @@ export class SendLog {
   /** Start logging stream `id` (a reused id starts afresh); push `performance.now()` at each token chunk's write. */
   open(id: string): StreamSends {
     this.forget(id);
-    const sends: StreamSends = { t: [], counted: false };
+    const sends: StreamSends = { t: new SendStamps(), counted: false };
     this.streams.set(id, sends);
     return sends;
   }
@@ -62,7 +87,7 @@ export class SendLog {
     for (const id of ids) {
       const s = this.streams.get(id);
       if (!s) continue;
-      sends[id] = s.t.map((t) => Math.round((t + this.offset) * 1000) / 1000);
+      sends[id] = Array.from(s.t.values(), (t) => Math.round((t + this.offset) * 1000) / 1000);
       this.forget(id);
     }
     return { clock: SIM_SEND_LOG_CLOCK, sends };
