@@ -4,8 +4,15 @@
  * (ignore_eos, min_tokens, include_usage with continuous usage, an `x-request-id` so the send log is kept), and a
  * reply that frames each event as the simulator does (`chunkFrame`) and drops it. What `yard-sim` measures beyond
  * this is the sockets, the spinning clock, timers and the HTTP parsing of arrivals.
- * Run: `npx tsx bench/serve-cost.ts [C=128] [tokens=300] [passes=6]`; prints CPU µs per token for each pass.
+ *
+ * With `between`, each pass runs three ways in turn: the JavaScript alone; the same with each frame written by a
+ * system call (`pwrite` to one offset of a file in /dev/shm: a short kernel path that wakes nobody) right after it is
+ * made, as the simulator writes each chunk to its socket; and those writes alone (as many frames of the same mean
+ * size). What the second costs beyond the other two is what running between system calls costs the JavaScript
+ * (bench/README.md §31).
+ * Run: `npx tsx bench/serve-cost.ts [C=128] [tokens=300] [passes=6] [between]`; prints CPU µs per token for each pass.
  */
+import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { seededRng } from '../src/rng';
 import { virtualClock } from '../src/sim/engine/clock';
@@ -21,8 +28,12 @@ import { SendLog } from '../src/sim/http/send-log';
 import { loadTokenizer } from '../src/sim/http/tokens';
 import { sseData, SSE_DONE } from '../src/wire/chunks';
 
-/** A reply that frames every event as the simulator's socket writes do, and counts the bytes. */
-function nullReply(counter: { bytes: number }): Reply {
+/** A reply that frames every event as the simulator's socket writes do, and counts the bytes; with `fd`, writes each frame there. */
+function nullReply(counter: { bytes: number }, fd?: number): Reply {
+  const send = (frame: string) => {
+    counter.bytes += Buffer.byteLength(frame);
+    if (fd !== undefined) writeSync(fd, frame, 0);
+  };
   let closed = false;
   return {
     get closed() {
@@ -34,11 +45,11 @@ function nullReply(counter: { bytes: number }): Reply {
     error: () => void (closed = true),
     startStream() {},
     event(json) {
-      counter.bytes += Buffer.byteLength(chunkFrame(sseData(json)));
+      send(chunkFrame(sseData(json)));
     },
     streamError() {},
     done() {
-      counter.bytes += Buffer.byteLength(chunkFrame(SSE_DONE));
+      send(chunkFrame(SSE_DONE));
       closed = true;
     },
     destroy() {},
@@ -93,22 +104,49 @@ async function main(): Promise<void> {
     stream_options: { include_usage: true, continuous_usage_stats: true },
   });
   let seq = 0;
-  for (let p = 0; p < passes; p++) {
+  /** One pass of C requests × `tokens`, its frames written to `fd` when given; CPU µs per token and bytes per token. */
+  const pass = (fd?: number) => {
     const counter = { bytes: 0 };
     const cpu0 = process.cpuUsage();
     for (let i = 0; i < c; i++) {
       const id = `chatcmpl-b${++seq}`;
       const g = parseGenRequest('chat', body(), tok, rules);
-      runGeneration(s, g, nullReply(counter), { id, engineId: `${id}#${seq}`, arrivalMs: clock.now(), requestId: `b${seq}` });
+      runGeneration(s, g, nullReply(counter, fd), { id, engineId: `${id}#${seq}`, arrivalMs: clock.now(), requestId: `b${seq}` });
     }
     clock.runUntilIdle();
     const cpu = process.cpuUsage(cpu0);
     s.sendLog?.take([...Array(c)].map((_, i) => `b${seq - c + 1 + i}`));
-    const us = (cpu.user + cpu.system) / (c * tokens);
-    console.log(
-      `pass ${p + 1}: ${us.toFixed(2)} µs per token (user ${(cpu.user / (c * tokens)).toFixed(2)}), ` +
-        `${(counter.bytes / (c * tokens)).toFixed(0)} B per token [load ${loadavg()[0].toFixed(2)}]`,
-    );
+    return { us: (cpu.user + cpu.system) / (c * tokens), userUs: cpu.user / (c * tokens), bytes: counter.bytes / (c * tokens) };
+  };
+  const between = process.argv[5] === 'between';
+  const file = `/dev/shm/loadlab-serve-cost-${process.pid}`;
+  const fd = between ? openSync(file, 'w') : undefined;
+  const fmt = (x: { us: number; userUs: number }) => `${x.us.toFixed(2)} µs per token (user ${x.userUs.toFixed(2)})`;
+  try {
+    for (let p = 0; p < passes; p++) {
+      const alone = pass();
+      const line = `pass ${p + 1}: ${fmt(alone)}, ${alone.bytes.toFixed(0)} B per token`;
+      if (fd === undefined) {
+        console.log(`${line} [load ${loadavg()[0].toFixed(2)}]`);
+        continue;
+      }
+      const mixed = pass(fd);
+      const frame = chunkFrame(sseData('x'.repeat(Math.max(1, Math.round(alone.bytes) - 12))));
+      const cpu0 = process.cpuUsage();
+      for (let k = 0; k < c * tokens; k++) writeSync(fd, frame, 0);
+      const cpu = process.cpuUsage(cpu0);
+      const writes = { us: (cpu.user + cpu.system) / (c * tokens), userUs: cpu.user / (c * tokens) };
+      const extra = mixed.us - alone.us - writes.us;
+      console.log(
+        `${line}; each frame written after it is made ${fmt(mixed)}; the writes alone ${fmt(writes)}; ` +
+          `the mix costs ${extra.toFixed(2)} µs per token more than its parts [load ${loadavg()[0].toFixed(2)}]`,
+      );
+    }
+  } finally {
+    if (fd !== undefined) {
+      closeSync(fd);
+      unlinkSync(file);
+    }
   }
   engine.close();
 }
