@@ -12,7 +12,7 @@
 import { monoOffsetMs } from '../../proc/mono-clock';
 import { SIM_SEND_LOG_CLOCK } from '../../wire/sim-series';
 
-/** Default bound on the stamps kept: 2 million (about 16 MB). */
+/** Default bound on the stamps kept: 2 million (16 MB of stamps; up to twice that in arrays that grow by doubling). */
 export const SEND_LOG_MAX_STAMPS = 2_000_000;
 
 /**
