@@ -16,3 +16,12 @@ export const loopIdleMs = (): number => performance.nodeTiming.idleTime;
 export function idlePastMs(lateMs: number, wallMs: number, idleMs: number): number {
   return Math.max(0, lateMs - Math.max(0, wallMs - idleMs));
 }
+
+/**
+ * Of `lateMs` past a deadline, the part a thread was woken late: its sleep past the deadline (`sleptMs`, from
+ * {@link idlePastMs}) beyond the first `roundingMs` (a timer's own rounding) and beyond the `queuedMs` it waited in the
+ * run queue (at most `lateMs`), which any wake-up includes; ≥ 0. Pure.
+ */
+export function wokenLateMs(lateMs: number, queuedMs: number, sleptMs: number, roundingMs = 0): number {
+  return Math.min(lateMs - queuedMs, Math.max(0, sleptMs - roundingMs - queuedMs));
+}

@@ -40,7 +40,7 @@ import type { ClientStall, StallCause } from '../client-stall';
 import { type HostCpu, hostCpu, type ThreadSched, threadSchedReader } from '../proc/cpu-times';
 import { thisThreadCpus } from '../proc/cpu-split';
 import { watchGcPauses } from '../proc/gc-pauses';
-import { idlePastMs, loopIdleMs } from '../proc/loop-idle';
+import { idlePastMs, loopIdleMs, wokenLateMs } from '../proc/loop-idle';
 
 export type { ClientStall, StallCause } from '../client-stall';
 
@@ -87,8 +87,7 @@ export function addTick(lateMs: ClientStall['lateMs'], t: TickReading): void {
     const queued = t.waitMs !== undefined ? Math.min(late, Math.max(0, t.waitMs)) : 0;
     if (t.waitMs !== undefined) lateMs.inRunQueue = (lateMs.inRunQueue ?? 0) + queued;
     if (t.sleptMs === undefined) return;
-    const slept = t.sleptMs - LATE_TICK_MS - Math.max(0, t.waitMs ?? 0); // beyond the timer's rounding and the queue
-    lateMs.wokenLate = (lateMs.wokenLate ?? 0) + Math.min(late - queued, Math.max(0, slept));
+    lateMs.wokenLate = (lateMs.wokenLate ?? 0) + wokenLateMs(late, queued, t.sleptMs, LATE_TICK_MS);
   }
 }
 

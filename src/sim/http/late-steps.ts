@@ -15,6 +15,7 @@
 
 import { sharedThreadSchedReader } from '../../proc/cpu-times';
 import { type GcPauses, watchGcPauses } from '../../proc/gc-pauses';
+import { wokenLateMs } from '../../proc/loop-idle';
 
 /** A step later than this counts as late here, ms (half the sim-behind threshold of 2 ms at p99). */
 export const LATE_STEP_MS = 1;
@@ -63,7 +64,7 @@ export function createLateSteps():
   let lastEndMs = performance.now();
   const judge = (p: Pending) => {
     const gcMs = gc.msBetween(p.fromMs, p.toMs);
-    const woken = Math.min(p.lateMs - p.waitMs, Math.max(0, p.sleptMs - p.waitMs));
+    const woken = wokenLateMs(p.lateMs, p.waitMs, p.sleptMs);
     const inGc = Math.min(p.lateMs - p.waitMs - woken, gcMs);
     sums.waitingForCpuS += p.waitMs / 1000;
     sums.wokenLateS += woken / 1000;
