@@ -13,6 +13,7 @@ import { loadRun } from '../src/run/loader';
 import { runLoad } from '../src/runner/runner';
 import type { ClientHealth } from '../src/runner/health';
 import { threadCpuMs } from '../src/proc/cpu-times';
+import { memoryReducerHeldOff } from '../src/proc/memory-reducer';
 import { combineWorkerHealth } from '../src/runner/worker-health';
 import { checkWorkers, roundRobin, splitEvenly } from '../src/runner/worker-split';
 import { arrivalOffsets } from '../src/schedule/arrivals';
@@ -75,6 +76,7 @@ describe('runLoad with thread: true (one worker thread, as the lessons measure)'
   it('sends from a worker thread: every index once, and the verdict covers that one worker', async () => {
     const s = await server(2, 8);
     const out = join(tmp, 'thread');
+    const heldOff: boolean[] = [];
     const r = await runLoad({
       baseUrl: s.url,
       shape: closedLoop(3),
@@ -83,8 +85,13 @@ describe('runLoad with thread: true (one worker thread, as the lessons measure)'
       warmup: 1,
       workload: [spec],
       out,
+      onRecord: () => heldOff.push(memoryReducerHeldOff()),
     });
     expect(r.manifest.status).toBe('complete');
+    // V8's memory reducer stays off while the worker measures, and back on after (src/proc/memory-reducer.ts)
+    expect(heldOff.length).toBe(13);
+    expect(heldOff.every(Boolean)).toBe(true);
+    expect(memoryReducerHeldOff()).toBe(false);
     const saved = loadRun(out);
     expect(sortedIndices(saved.records)).toEqual(range(13));
     expect(saved.records.every((x) => x.ok)).toBe(true);
@@ -257,6 +264,7 @@ describe('a worker that dies mid-run (LOADLAB_TEST_WORKER_CRASH, as a crash woul
       delete process.env.LOADLAB_TEST_WORKER_CRASH;
     }
     expect(String(err)).toMatch(/worker 1 failed: exited with code 70/);
+    expect(memoryReducerHeldOff()).toBe(false); // released after a failed run too
     const saved = loadRun(out);
     expect(saved.manifest.status).toBe('failed');
     const ids = saved.records.map((x) => x.requestId);

@@ -1,7 +1,8 @@
 /**
  * The running worker threads of one run (for `./worker-pool`): start them, route their messages, and
  * handle a worker that fails. A failed worker stops the others; `finished` then waits for their
- * stopped requests' records before it rejects, so only the dead worker's own timings are lost.
+ * stopped requests' records before it rejects, so only the dead worker's own timings are lost. The threads start
+ * without V8's memory reducer (../proc/memory-reducer), held off from their start to `close()`.
  *
  * Loader: the worker runs the bundled `dist/runner/worker-main.js` while dist/ is fresh (src/proc/dist.ts),
  * else its TypeScript source through tsx's ESM API (Node 20 does not apply `--import tsx` hooks to a
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { packageRoot } from '../paths';
 import { builtEntry, tsxImportExpr } from '../proc/dist';
+import { holdMemoryReducerOff } from '../proc/memory-reducer';
 import type { WorkerReport } from './worker-health';
 import type { FromWorker, ToWorker, WorkerInit } from './worker-protocol';
 import { splitEvenly } from './worker-split';
@@ -81,7 +83,15 @@ export function startCrew(
   onData: (m: FromWorker, w: number) => void,
   onFail: (w: number, why: string) => void,
 ): Crew {
-  const threads = startThreads(o);
+  // The threads get no V8 memory reducer, whose collections would pause them mid-run (src/proc/memory-reducer.ts).
+  const release = holdMemoryReducerOff();
+  let threads: Worker[];
+  try {
+    threads = startThreads(o);
+  } catch (err) {
+    release();
+    throw err;
+  }
   const done: Array<Done | undefined> = [];
   const dead = new Set<number>();
   const ready = new Set<number>();
@@ -126,6 +136,7 @@ export function startCrew(
     clearTimeout(grace);
     for (const t of threads) t.removeAllListeners('exit');
     await Promise.all(threads.map((t) => t.terminate()));
+    release();
   };
   return { post, stopAll, ready: readyD.promise, finished: finishedD.promise, failure: () => failure, close };
 }
