@@ -82,6 +82,29 @@ export function round(x: number, digits = 3): number {
   return Number.isFinite(x) ? Math.round(x * f) / f : x;
 }
 
+/**
+ * What a system call that does nothing costs this machine, µs: `process.ppid`, which Node 20 does not cache (one
+ * `getppid` per read, by strace), timed in 5 passes of `n` reads; the least pass, the best the machine gave. Every
+ * socket write and read pays at least this much, so the floors the yardsticks divide by scale with it: about 1.35 µs
+ * on the paravirtualised VM of bench/README.md §24–§32 (0.98 µs for `getppid` in C there), where a Linux machine
+ * without such a hypervisor pays a tenth of that or less.
+ */
+export function nullSyscallUs(n = 100_000): number {
+  let best = Number.POSITIVE_INFINITY;
+  let sink = 0;
+  for (let pass = 0; pass < 5; pass++) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) sink += process.ppid;
+    best = Math.min(best, ((performance.now() - t0) * 1000) / n);
+  }
+  return sink === 0 ? Number.NaN : round(best, 3);
+}
+
+/** The line `null system call (getppid, process.ppid): 1.35 µs [load 0.4]`, for a yardstick's first lines. */
+export function syscallLine(): string {
+  return `null system call (getppid, process.ppid): ${nullSyscallUs()} µs [load ${round(loadavg()[0], 2)}]`;
+}
+
 let gcFn: (() => void) | undefined;
 
 /** A full GC (exposed at run time through V8 flags), so memory figures count live objects only. */
