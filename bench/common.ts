@@ -85,9 +85,8 @@ export function round(x: number, digits = 3): number {
 /**
  * What a system call that does nothing costs this machine, µs: `process.ppid`, which Node 20 does not cache (one
  * `getppid` per read, by strace), timed in 5 passes of `n` reads; the least pass, the best the machine gave. Every
- * socket write and read pays at least this much, so the floors the yardsticks divide by scale with it: about 1.35 µs
- * on the paravirtualised VM of bench/README.md §24–§32 (0.98 µs for `getppid` in C there), where a Linux machine
- * without such a hypervisor pays a tenth of that or less.
+ * socket write and read pays at least this much, so the floors the yardsticks divide by scale with it: 1.32–1.40 µs
+ * on the paravirtualised VM of bench/README.md §24–§32 (0.98 µs for `getppid` in C there).
  */
 export function nullSyscallUs(n = 100_000): number {
   let best = Number.POSITIVE_INFINITY;

@@ -1,10 +1,10 @@
 /**
  * V8's memory reducer, kept out of the threads that measure. The reducer collects a heap that looks idle: eight
- * seconds after a full collection, if the thread allocates and calls little, it starts one, and up to two more
- * half a second apart (`kLongDelayMs`, `kShortDelayMs`, `NotifyTimer` in V8's `src/heap/memory-reducer.cc`). A
- * thread that stamps token chunks at a low rate (a serial point, a few streams) looks idle to it, and each such
- * collection pauses the thread: in lesson 05, 8.5 and 21.0 ms, and 27.6 ms in one CI run, inside the measured load
- * (bench/README.md §32). perf_hooks reports them as `gc` entries of kind major with flags 32
+ * seconds after a full collection (or after its heap grew), if the thread allocates little, it starts a full
+ * collection, and up to two more half a second apart (`kLongDelayMs`, `kShortDelayMs`, `NotifyTimer` in V8's
+ * `src/heap/memory-reducer.cc`). A thread that stamps token chunks at a low rate (a serial point, a few streams)
+ * looks idle to it, and each such collection pauses the thread inside the measured load: in lessons 01 and 05,
+ * 1.4–19.4 ms (bench/README.md §32). perf_hooks reports them as `gc` entries of kind major with flags 32
  * (`NODE_PERFORMANCE_GC_FLAGS_ALL_EXTERNAL_MEMORY`, the `kGCCallbackFlagCollectAllExternalMemory` the reducer starts
  * them with).
  *
