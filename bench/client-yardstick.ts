@@ -23,7 +23,18 @@
  */
 import { loadavg } from 'node:os';
 import { spawnNullServer, type NullServerChild } from '../src/calibrate/null-server';
-import { dist, getJson, loadLine, machine, round, syscallLine, type BenchOptions, type BenchResult, type Dist } from './common';
+import {
+  dist,
+  getJson,
+  loadLine,
+  machine,
+  round,
+  nullSyscallUs,
+  syscallLine,
+  type BenchOptions,
+  type BenchResult,
+  type Dist,
+} from './common';
 import { aiohttpMissing, aiohttpReader } from './aiohttp-reader';
 import { bareReader, onreadReader, oursReader, undiciReader, type PassSpec, type ReaderPass } from './yard-readers';
 import { splitCores } from './cpu-split';
@@ -116,8 +127,8 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   const missing = await aiohttpMissing();
   const names = (Object.keys(READERS) as ReaderName[]).filter((n) => n !== 'aiohttp' || missing === undefined);
   if (missing !== undefined) lines.push(`aiohttp reader skipped: ${missing}`);
-  const syscall = syscallLine();
-  lines.push(syscall);
+  const syscallUs = nullSyscallUs();
+  lines.push(syscallLine(syscallUs));
   const src = await spawnNullServer();
   const split = splitCores(src.pid);
   lines.push(split.line);
@@ -161,7 +172,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     name: 'yard-client',
     lines,
     targets: [...targets(rows), ...wholeTargets(rows, help16, fixed, size.streams * size.tokens)],
-    data: { size, cores: split.line, nullSyscall: syscall, rows, helpCpu: help16, fixedCpu: fixed },
+    data: { size, cores: split.line, nullSyscallUs: syscallUs, rows, helpCpu: help16, fixedCpu: fixed },
     machineBefore,
     machineAfter: machine(),
   };

@@ -99,9 +99,9 @@ export function nullSyscallUs(n = 100_000): number {
   return sink === 0 ? Number.NaN : round(best, 3);
 }
 
-/** The line `null system call (getppid, process.ppid): 1.35 µs [load 0.4]`, for a yardstick's first lines. */
-export function syscallLine(): string {
-  return `null system call (getppid, process.ppid): ${nullSyscallUs()} µs [load ${round(loadavg()[0], 2)}]`;
+/** The line `null system call (getppid, process.ppid): 1.35 µs [load 0.4]` for {@link nullSyscallUs}'s `us`, for a yardstick's first lines. */
+export function syscallLine(us: number): string {
+  return `null system call (getppid, process.ppid): ${us} µs [load ${round(loadavg()[0], 2)}]`;
 }
 
 let gcFn: (() => void) | undefined;
