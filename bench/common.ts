@@ -99,9 +99,31 @@ export function nullSyscallUs(n = 100_000): number {
   return sink === 0 ? Number.NaN : round(best, 3);
 }
 
-/** The line `null system call (getppid, process.ppid): 1.35 µs [load 0.4]` for {@link nullSyscallUs}'s `us`, for a yardstick's first lines. */
-export function syscallLine(us: number): string {
-  return `null system call (getppid, process.ppid): ${us} µs [load ${round(loadavg()[0], 2)}]`;
+/**
+ * What every entry to this machine's kernel pays beyond the call itself, from the CPU flags in /proc/cpuinfo
+ * (undefined where there is none): `pti`, the kernel switches page tables at each entry and exit (page-table
+ * isolation), and `pcid`, the CPU can keep the other tables' TLB entries meanwhile. With `pti` and no `pcid` each call
+ * empties the TLB: the VM of bench/README.md §24–§32 had that, and its null system call cost 1.32–1.40 µs from Node;
+ * the VM of §33 has neither flag set that way (`pcid`, no `pti`) and 0.62–0.63 µs.
+ */
+export function kernelEntryFlags(): { pti: boolean; pcid: boolean } | undefined {
+  try {
+    const line = readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1];
+    if (line === undefined) return undefined;
+    const flags = new Set(line.trim().split(/\s+/));
+    return { pti: flags.has('pti'), pcid: flags.has('pcid') };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The line `null system call (getppid, process.ppid): 1.35 µs; page-table isolation on, no pcid [load 0.4]` for
+ * {@link nullSyscallUs}'s `us` and {@link kernelEntryFlags}, for a yardstick's first lines.
+ */
+export function syscallLine(us: number, flags = kernelEntryFlags()): string {
+  const entry = flags ? `; page-table isolation ${flags.pti ? 'on' : 'off'}, ${flags.pcid ? 'pcid' : 'no pcid'}` : '';
+  return `null system call (getppid, process.ppid): ${us} µs${entry} [load ${round(loadavg()[0], 2)}]`;
 }
 
 let gcFn: (() => void) | undefined;

@@ -27,7 +27,16 @@ import { wakeFloor } from './wake-floor';
 import { simEngineCpu, splitCores } from './cpu-split';
 import { BARE_RAMP_MS, bareWriterPass, captureChunks } from './bare-writer-pass';
 import { percentile } from '../src/stats/percentile';
-import { loadLine, machine, round, nullSyscallUs, syscallLine, type BenchOptions, type BenchResult } from './common';
+import {
+  loadLine,
+  machine,
+  round,
+  kernelEntryFlags,
+  nullSyscallUs,
+  syscallLine,
+  type BenchOptions,
+  type BenchResult,
+} from './common';
 import { measureLevel, type Level } from './sim-fidelity';
 import { judgeRounds, judgementText } from './verdict';
 
@@ -188,6 +197,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
       wakeFloorMs: floor,
       wakeFloorTightSlackMs: tight,
       nullSyscallUs: syscallUs,
+      kernelEntry: kernelEntryFlags(),
       cores: split.line,
     },
     machineBefore,
