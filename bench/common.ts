@@ -103,8 +103,8 @@ export function nullSyscallUs(n = 100_000): number {
  * What every entry to this machine's kernel pays beyond the call itself, from the CPU flags in /proc/cpuinfo
  * (undefined where there is none): `pti`, the kernel switches page tables at each entry and exit (page-table
  * isolation), and `pcid`, the CPU can keep the other tables' TLB entries meanwhile. With `pti` and no `pcid` each call
- * empties the TLB: the VM of bench/README.md §24–§32 had that, and its null system call cost 1.32–1.40 µs from Node;
- * the VM of §33 has neither flag set that way (`pcid`, no `pti`) and 0.62–0.63 µs.
+ * empties the TLB. The VM of bench/README.md §24–§32 ran so, and its null system call cost 1.32–1.40 µs from Node; the
+ * VM of §33 has `pcid` and no `pti`, and its call cost 0.62–0.63 µs.
  */
 export function kernelEntryFlags(): { pti: boolean; pcid: boolean } | undefined {
   try {
