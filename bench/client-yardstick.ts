@@ -23,19 +23,7 @@
  */
 import { loadavg } from 'node:os';
 import { spawnNullServer, type NullServerChild } from '../src/calibrate/null-server';
-import {
-  dist,
-  getJson,
-  loadLine,
-  machine,
-  round,
-  kernelEntryFlags,
-  nullSyscallUs,
-  syscallLine,
-  type BenchOptions,
-  type BenchResult,
-  type Dist,
-} from './common';
+import { dist, getJson, loadLine, machine, round, syscallCost, type BenchOptions, type BenchResult, type Dist } from './common';
 import { aiohttpMissing, aiohttpReader } from './aiohttp-reader';
 import { bareReader, onreadReader, oursReader, undiciReader, type PassSpec, type ReaderPass } from './yard-readers';
 import { splitCores } from './cpu-split';
@@ -128,8 +116,8 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
   const missing = await aiohttpMissing();
   const names = (Object.keys(READERS) as ReaderName[]).filter((n) => n !== 'aiohttp' || missing === undefined);
   if (missing !== undefined) lines.push(`aiohttp reader skipped: ${missing}`);
-  const syscallUs = nullSyscallUs();
-  lines.push(syscallLine(syscallUs));
+  const syscall = syscallCost();
+  lines.push(syscall.line);
   const src = await spawnNullServer();
   const split = splitCores(src.pid);
   lines.push(split.line);
@@ -176,8 +164,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     data: {
       size,
       cores: split.line,
-      nullSyscallUs: syscallUs,
-      kernelEntry: kernelEntryFlags(),
+      ...syscall.data,
       rows,
       helpCpu: help16,
       fixedCpu: fixed,

@@ -117,13 +117,23 @@ export function kernelEntryFlags(): { pti: boolean; pcid: boolean } | undefined 
   }
 }
 
-/**
- * The line `null system call (getppid, process.ppid): 1.35 µs; page-table isolation on, no pcid [load 0.4]` for
- * {@link nullSyscallUs}'s `us` and {@link kernelEntryFlags}, for a yardstick's first lines.
- */
-export function syscallLine(us: number, flags = kernelEntryFlags()): string {
+/** What {@link syscallCost} measured: the line a yardstick prints first, and the figures its results keep. */
+export interface SyscallCost {
+  /** `null system call (getppid, process.ppid): 1.35 µs; page-table isolation on, no pcid [load 0.4]`. */
+  line: string;
+  /** For a yardstick's `data`: {@link nullSyscallUs} and {@link kernelEntryFlags}. */
+  data: { nullSyscallUs: number; kernelEntry: ReturnType<typeof kernelEntryFlags> };
+}
+
+/** This machine's null system call, measured once, and what its kernel entries pay: a yardstick's line and its figures. */
+export function syscallCost(): SyscallCost {
+  const us = nullSyscallUs();
+  const flags = kernelEntryFlags();
   const entry = flags ? `; page-table isolation ${flags.pti ? 'on' : 'off'}, ${flags.pcid ? 'pcid' : 'no pcid'}` : '';
-  return `null system call (getppid, process.ppid): ${us} µs${entry} [load ${round(loadavg()[0], 2)}]`;
+  return {
+    line: `null system call (getppid, process.ppid): ${us} µs${entry} [load ${round(loadavg()[0], 2)}]`,
+    data: { nullSyscallUs: us, kernelEntry: flags },
+  };
 }
 
 let gcFn: (() => void) | undefined;

@@ -27,16 +27,7 @@ import { wakeFloor } from './wake-floor';
 import { simEngineCpu, splitCores } from './cpu-split';
 import { BARE_RAMP_MS, bareWriterPass, captureChunks } from './bare-writer-pass';
 import { percentile } from '../src/stats/percentile';
-import {
-  loadLine,
-  machine,
-  round,
-  kernelEntryFlags,
-  nullSyscallUs,
-  syscallLine,
-  type BenchOptions,
-  type BenchResult,
-} from './common';
+import { loadLine, machine, round, syscallCost, type BenchOptions, type BenchResult } from './common';
 import { measureLevel, type Level } from './sim-fidelity';
 import { judgeRounds, judgementText } from './verdict';
 
@@ -122,8 +113,8 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
     `wake-up floor (a futex sleep of 2 ms, ${floor.n} times): late p50 ${floor.p50} / p99 ${floor.p99} / max ${floor.max} ms` +
       `${tight ? `; at ${TIGHT_SLACK_NS} ns of timer slack, as the simulator sleeps, p50 ${tight.p50} / p99 ${tight.p99} / max ${tight.max} ms` : ''} [load ${round(loadavg()[0], 2)}]`,
   );
-  const syscallUs = nullSyscallUs();
-  lines.push(syscallLine(syscallUs));
+  const syscall = syscallCost();
+  lines.push(syscall.line);
   const sim = await startSim({ extraArgs: ['--stats-interval-s', '1'] });
   // The simulator pins its engine thread itself; this thread (the client) keeps to the other CPUs, as `runLoad` does.
   const split = splitCores(sim.pid, await simEngineCpu(sim));
@@ -196,8 +187,7 @@ export async function run(opts: BenchOptions = {}): Promise<BenchResult> {
       threadClock: { level: lThread, simUsPerToken: simUsT, ratio: ratioT },
       wakeFloorMs: floor,
       wakeFloorTightSlackMs: tight,
-      nullSyscallUs: syscallUs,
-      kernelEntry: kernelEntryFlags(),
+      ...syscall.data,
       cores: split.line,
     },
     machineBefore,
