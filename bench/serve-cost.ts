@@ -10,7 +10,13 @@
  * made, as the simulator writes each chunk to its socket; and those writes alone (as many frames of the same mean
  * size). What the second costs beyond the other two is what running between system calls costs the JavaScript
  * (bench/README.md §31).
- * Run: `npx tsx bench/serve-cost.ts [C=128] [tokens=300] [passes=6] [between]`; prints CPU µs per token for each pass.
+ *
+ * With `idle=MS`, each pass runs twice: back to back, and with the thread asleep for MS after every engine step, as the
+ * simulator's real-time steps leave its thread idle between them (about 15 ms of a 17 ms step at 128 streams). What
+ * the second costs beyond the first is what this machine charges the same work for starting cold after each idle
+ * gap (bench/README.md §34). Each figure gives the main thread's own CPU beside the process's.
+ * Run: `npx tsx bench/serve-cost.ts [C=128] [tokens=300] [passes=6] [between|idle=MS]`; prints CPU µs per token for
+ * each pass.
  */
 import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -25,6 +31,7 @@ import { chunkFrame } from '../src/sim/http/chunk-socket';
 import type { Reply } from '../src/sim/http/reply';
 import { parseGenRequest } from '../src/sim/http/requests';
 import { SendLog } from '../src/sim/http/send-log';
+import { threadSched } from '../src/proc/cpu-times';
 import { loadTokenizer } from '../src/sim/http/tokens';
 import { sseData, SSE_DONE } from '../src/wire/chunks';
 
@@ -59,8 +66,19 @@ function nullReply(counter: { bytes: number }, fd?: number): Reply {
   };
 }
 
-async function main(): Promise<void> {
-  const [c = 128, tokens = 300, passes = 6] = process.argv.slice(2).map(Number);
+/** CPU per token of one pass: the process's (all threads), its user part, the main thread's own; frame bytes per token. */
+interface PassCost {
+  us: number;
+  userUs: number;
+  mainUs?: number;
+  bytes?: number;
+}
+
+/**
+ * An engine on a virtual clock and `runGeneration` for C streams of `tokens`, and a function that runs one pass of
+ * them: its frames written to `fd` when given, asleep `idleMs` after each engine step.
+ */
+async function passRunner(c: number, tokens: number) {
   const tok = await loadTokenizer();
   const config = resolveEngineConfig({});
   const clock = virtualClock();
@@ -77,7 +95,10 @@ async function main(): Promise<void> {
     () => engine.scheduler.running,
     (q) => metrics.observeQueueTime(q),
   );
+  const napCell = new Int32Array(new SharedArrayBuffer(4));
+  let idleMs = 0; // of the pass running now
   engine.onStep((info) => {
+    if (idleMs > 0) Atomics.wait(napCell, 0, 0, idleMs); // asleep, as between real-time steps
     metrics.observeStep(info);
     queue.onStep(info.startMs);
   });
@@ -104,9 +125,11 @@ async function main(): Promise<void> {
     stream_options: { include_usage: true, continuous_usage_stats: true },
   });
   let seq = 0;
-  /** One pass of C requests × `tokens`, its frames written to `fd` when given; CPU µs per token and bytes per token. */
-  const pass = (fd?: number) => {
+  const n = c * tokens;
+  const pass = (fd?: number, idle = 0): Required<PassCost> => {
     const counter = { bytes: 0 };
+    idleMs = idle;
+    const main0 = threadSched()?.cpuMs ?? Number.NaN;
     const cpu0 = process.cpuUsage();
     for (let i = 0; i < c; i++) {
       const id = `chatcmpl-b${++seq}`;
@@ -115,32 +138,57 @@ async function main(): Promise<void> {
     }
     clock.runUntilIdle();
     const cpu = process.cpuUsage(cpu0);
+    const mainUs = (((threadSched()?.cpuMs ?? Number.NaN) - main0) * 1000) / n;
+    idleMs = 0;
     s.sendLog?.take([...Array(c)].map((_, i) => `b${seq - c + 1 + i}`));
-    return { us: (cpu.user + cpu.system) / (c * tokens), userUs: cpu.user / (c * tokens), bytes: counter.bytes / (c * tokens) };
+    return { us: (cpu.user + cpu.system) / n, userUs: cpu.user / n, mainUs, bytes: counter.bytes / n };
   };
-  const between = process.argv[5] === 'between';
+  return { pass, close: () => engine.close() };
+}
+
+const fmt = (x: PassCost) =>
+  `${x.us.toFixed(2)} µs per token (user ${x.userUs.toFixed(2)}${x.mainUs === undefined ? '' : `; main thread ${x.mainUs.toFixed(2)}`})`;
+const load = () => `[load ${loadavg()[0].toFixed(2)}]`;
+
+/** `between`: the pass again with each frame `pwrite`n, then as many writes alone; what the mix costs beyond its parts. */
+function betweenLine(run: (fd?: number) => PassCost, alone: Required<PassCost>, fd: number, n: number): string {
+  const mixed = run(fd);
+  const frame = chunkFrame(sseData('x'.repeat(Math.max(1, Math.round(alone.bytes) - 12))));
+  const cpu0 = process.cpuUsage();
+  for (let k = 0; k < n; k++) writeSync(fd, frame, 0);
+  const cpu = process.cpuUsage(cpu0);
+  const writes = { us: (cpu.user + cpu.system) / n, userUs: cpu.user / n };
+  const extra = mixed.us - alone.us - writes.us;
+  return (
+    `each frame written after it is made ${fmt(mixed)}; the writes alone ${fmt(writes)}; ` +
+    `the mix costs ${extra.toFixed(2)} µs per token more than its parts`
+  );
+}
+
+async function main(): Promise<void> {
+  const [c = 128, tokens = 300, passes = 6] = process.argv.slice(2).map(Number);
+  const mode = process.argv[5] ?? '';
+  const between = mode === 'between';
+  const idle = mode.startsWith('idle=') ? Number(mode.slice(5)) : 0;
+  if (mode !== '' && !between && !(idle > 0))
+    throw new Error(
+      `serve-cost: unknown mode ${JSON.stringify(mode)}; give \`between\`, or \`idle=MS\` with MS > 0 (e.g. idle=15)`,
+    );
+  const { pass, close } = await passRunner(c, tokens);
   const file = `/dev/shm/loadlab-serve-cost-${process.pid}`;
   const fd = between ? openSync(file, 'w') : undefined;
-  const fmt = (x: { us: number; userUs: number }) => `${x.us.toFixed(2)} µs per token (user ${x.userUs.toFixed(2)})`;
   try {
     for (let p = 0; p < passes; p++) {
       const alone = pass();
       const line = `pass ${p + 1}: ${fmt(alone)}, ${alone.bytes.toFixed(0)} B per token`;
-      if (fd === undefined) {
-        console.log(`${line} [load ${loadavg()[0].toFixed(2)}]`);
-        continue;
-      }
-      const mixed = pass(fd);
-      const frame = chunkFrame(sseData('x'.repeat(Math.max(1, Math.round(alone.bytes) - 12))));
-      const cpu0 = process.cpuUsage();
-      for (let k = 0; k < c * tokens; k++) writeSync(fd, frame, 0);
-      const cpu = process.cpuUsage(cpu0);
-      const writes = { us: (cpu.user + cpu.system) / (c * tokens), userUs: cpu.user / (c * tokens) };
-      const extra = mixed.us - alone.us - writes.us;
-      console.log(
-        `${line}; each frame written after it is made ${fmt(mixed)}; the writes alone ${fmt(writes)}; ` +
-          `the mix costs ${extra.toFixed(2)} µs per token more than its parts [load ${loadavg()[0].toFixed(2)}]`,
-      );
+      if (fd !== undefined) console.log(`${line}; ${betweenLine(pass, alone, fd, c * tokens)} ${load()}`);
+      else if (idle > 0) {
+        const cold = pass(undefined, idle);
+        const more = (cold.mainUs - alone.mainUs).toFixed(2);
+        console.log(
+          `${line}; asleep ${idle} ms after each step ${fmt(cold)}: ${more} µs per token more on the main thread ${load()}`,
+        );
+      } else console.log(`${line} ${load()}`);
     }
   } finally {
     if (fd !== undefined) {
@@ -148,7 +196,7 @@ async function main(): Promise<void> {
       unlinkSync(file);
     }
   }
-  engine.close();
+  close();
 }
 
 await main();
