@@ -4,7 +4,7 @@
  * asleep MS after every step, as real-time steps leave the simulator's thread idle (bench/README.md §34). On a VM
  * whose last-level cache is shared with busy neighbours, a step after a long sleep finds little of its working set
  * still cached; the difference between the two passes is that refill, per token. `yard-sim` prints it beside the
- * simulator's ratio to its bare writer, whose much smaller working set pays far less of it.
+ * simulator's ratio to its bare writer, which holds a few objects per stream and pays less of it.
  */
 import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -38,7 +38,7 @@ export async function coldStep(streams = 128, tokens = 150, passes = 4, idleMs =
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  pinServer(child.pid ?? 0); // before it starts work; the threads it makes later inherit the CPU
+  if (child.pid !== undefined) pinServer(child.pid); // before it starts work; the threads it makes later inherit the CPU
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (s: string) => (out += s));
@@ -51,20 +51,12 @@ export async function coldStep(streams = 128, tokens = 150, passes = 4, idleMs =
     .slice(1)
     .map((m) => [Number(m[1]), Number(m[2])] as const);
   if (code !== 0 || rows.length === 0) throw new Error(`cold-step: serve-cost exited ${code}: ${err.trim().slice(-500)}`);
-  const backToBackUs = round(
-    percentile(
-      rows.map((r) => r[0]),
-      50,
-    ),
-    2,
-  );
-  const afterIdleUs = round(
-    percentile(
-      rows.map((r) => r[1]),
-      50,
-    ),
-    2,
-  );
+  const median = (i: 0 | 1) => {
+    const xs = rows.map((r) => r[i]);
+    return round(percentile(xs, 50), 2);
+  };
+  const backToBackUs = median(0);
+  const afterIdleUs = median(1);
   const coldUs = round(afterIdleUs - backToBackUs, 2);
   return { streams, idleMs, passes: rows.length, backToBackUs, afterIdleUs, coldUs, loadAverage1m: round(loadavg()[0], 2) };
 }

@@ -12,7 +12,7 @@
  * (bench/README.md §31).
  *
  * With `idle=MS`, each pass runs twice: back to back, and with the thread asleep for MS after every engine step, as the
- * simulator's real-time steps leave its thread idle between them (about 15 ms of a 17 ms step at 128 streams). What
+ * simulator's real-time steps leave its thread idle between them (about 13 ms of a 17 ms step at 128 streams). What
  * the second costs beyond the first is what this machine charges the same work for starting cold after each idle
  * gap (bench/README.md §34). Each figure gives the main thread's own CPU beside the process's.
  * Run: `npx tsx bench/serve-cost.ts [C=128] [tokens=300] [passes=6] [between|idle=MS]`; prints CPU µs per token for
