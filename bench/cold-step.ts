@@ -27,8 +27,11 @@ export interface ColdStep {
   loadAverage1m: number;
 }
 
-/** One line of serve-cost's `idle=` output: the main thread's µs per token back to back, then after the sleeps. */
-const PASS_LINE = /main thread ([\d.]+)\).*after each step .*main thread ([\d.]+)\)/;
+/** One pass as serve-cost reports it with `LOADLAB_SERVE_COST_JSON=1`: the main thread's µs per token each way. */
+interface PassReport {
+  alone: { mainUs: number };
+  cold?: { mainUs: number };
+}
 
 /** Run serve-cost `streams` × `tokens`, `passes` passes, `idle=idleMs`, pinned where the servers run; its medians. */
 export async function coldStep(streams = 128, tokens = 150, passes = 4, idleMs = 15): Promise<ColdStep> {
@@ -36,6 +39,7 @@ export async function coldStep(streams = 128, tokens = 150, passes = 4, idleMs =
   const args = ['--import', tsxLoaderUrl(root), join(root, 'bench', 'serve-cost.ts')];
   const child = spawn(process.execPath, [...args, String(streams), String(tokens), String(passes), `idle=${idleMs}`], {
     cwd: root,
+    env: { ...process.env, LOADLAB_SERVE_COST_JSON: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   if (child.pid !== undefined) pinServer(child.pid); // before it starts work; the threads it makes later inherit the CPU
@@ -46,11 +50,12 @@ export async function coldStep(streams = 128, tokens = 150, passes = 4, idleMs =
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const rows = out
     .split('\n')
-    .map((l) => PASS_LINE.exec(l))
-    .filter((m): m is RegExpExecArray => m !== null)
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as PassReport)
     .slice(1)
-    .map((m) => [Number(m[1]), Number(m[2])] as const);
-  if (code !== 0 || rows.length === 0) throw new Error(`cold-step: serve-cost exited ${code}: ${err.trim().slice(-500)}`);
+    .map((r) => [r.alone.mainUs, r.cold?.mainUs ?? Number.NaN] as const);
+  if (code !== 0 || rows.length === 0)
+    throw new Error(`cold-step: serve-cost exited ${code} with ${rows.length} passes after its first: ${err.trim().slice(-500)}`);
   const median = (i: 0 | 1) => {
     const xs = rows.map((r) => r[i]);
     return round(percentile(xs, 50), 2);

@@ -14,7 +14,8 @@
  * With `idle=MS`, each pass runs twice: back to back, and with the thread asleep for MS after every engine step, as the
  * simulator's real-time steps leave its thread idle between them (about 13 ms of a 17 ms step at 128 streams). What
  * the second costs beyond the first is what this machine charges the same work for starting cold after each idle
- * gap (bench/README.md §34). Each figure gives the main thread's own CPU beside the process's.
+ * gap (bench/README.md §34). Each figure gives the main thread's own CPU beside the process's. With
+ * `LOADLAB_SERVE_COST_JSON=1` each pass prints one JSON line instead, its {@link PassCost}s (bench/cold-step.ts reads it).
  * Run: `npx tsx bench/serve-cost.ts [C=128] [tokens=300] [passes=6] [between|idle=MS]`; prints CPU µs per token for
  * each pass.
  */
@@ -190,6 +191,9 @@ async function main(): Promise<void> {
     throw new Error(
       `serve-cost: unknown mode ${JSON.stringify(mode)}; give \`between\`, or \`idle=MS\` with MS > 0 (e.g. idle=15)`,
     );
+  const json = process.env.LOADLAB_SERVE_COST_JSON === '1';
+  if (json && between)
+    throw new Error('serve-cost: LOADLAB_SERVE_COST_JSON=1 reports passes alone or with idle=MS, not `between`');
   const { pass, close } = await passRunner(c, tokens);
   const file = `/dev/shm/loadlab-serve-cost-${process.pid}`;
   const fd = between ? openSync(file, 'w') : undefined;
@@ -197,7 +201,8 @@ async function main(): Promise<void> {
     for (let p = 0; p < passes; p++) {
       const alone = pass();
       const line = `pass ${p + 1}: ${fmt(alone)}, ${alone.bytes.toFixed(0)} B per token`;
-      if (fd !== undefined) console.log(`${line}; ${betweenLine(pass, alone, fd, c * tokens)} ${load()}`);
+      if (json) console.log(JSON.stringify({ pass: p + 1, alone, cold: idle > 0 ? pass(undefined, idle) : undefined }));
+      else if (fd !== undefined) console.log(`${line}; ${betweenLine(pass, alone, fd, c * tokens)} ${load()}`);
       else if (idle > 0) {
         const cold = pass(undefined, idle);
         const more = (cold.mainUs - alone.mainUs).toFixed(2);
